@@ -1,0 +1,42 @@
+"""The `lab` command. Each command group lives in its own module and registers itself here."""
+
+from __future__ import annotations
+
+import typer
+
+import lab
+from lab.cli import timer_cmd
+
+app = typer.Typer(
+    name="lab",
+    help="Kafka Internals Lab: watch Kafka's mechanisms work, then rebuild them.",
+    no_args_is_help=False,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+app.add_typer(timer_cmd.app, name="timer")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"lab {lab.__version__}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def root(
+    ctx: typer.Context,
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Kafka Internals Lab: watch Kafka's mechanisms work, then rebuild them."""
+    if ctx.invoked_subcommand is None:
+        # The terminal UI is not built yet: show what there is, starting with the timing-wheel walkthrough.
+        typer.echo(ctx.get_help())
+        typer.echo()
+        timer_cmd.demo(tick_ms=1, wheel_size=8, pause=0.0)
+
+
+def main() -> None:
+    app()
