@@ -42,7 +42,7 @@ def install_fingerprint() -> str:
 
 
 def ensure_venv() -> Path:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - run.py itself may be started by an older python3
         sys.exit(f"run.py: the lab needs Python 3.11 or newer; this is {sys.version.split()[0]}")
     python = venv_python()
     if not python.exists():

@@ -1,7 +1,7 @@
 """The timer the broker uses: a timing wheel plus a delay queue of buckets, after Kafka's `SystemTimer.java`.
 
-`add(task)` computes the task's absolute expiration (`now + delay_ms`) and gives it to the wheel. If the wheel refuses it
-(already expired) the task runs at once, which is why a zero or negative delay fires on `add`.
+`add(task)` computes the task's absolute expiration (`now + delay_ms`) and gives it to the wheel. If the wheel
+refuses it (already expired) the task runs at once, which is why a zero or negative delay fires on `add`.
 
 `advance_clock(timeout_ms)` is the heartbeat. It waits up to `timeout_ms` for the earliest bucket in the delay queue to
 come due. If none does it returns False. If one does, it moves the wheels' clock to that bucket's expiration and

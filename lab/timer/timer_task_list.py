@@ -70,12 +70,17 @@ class TimerTaskList:
 
     def flush(self, handle: Callable[[TimerTaskEntry], None]) -> None:
         """Remove every entry and pass each to `handle` (the timer re-adds it); the bucket goes back to unused."""
-        head = self._root.next
-        while head is not self._root:
-            self.remove(head)
-            handle(head)
-            head = self._root.next
+        root = self._root
+        entry = root.next
+        root.next = root.prev = root  # detach the whole chain at once, then unlink its entries one by one
         self.expiration = -1
+        while entry is not root:
+            following = entry.next
+            entry.next = entry.prev = entry
+            entry.list = None
+            self.task_counter.value -= 1
+            handle(entry)
+            entry = following
 
     def entries(self) -> Iterator[TimerTaskEntry]:
         """The live entries, head to tail (cancelled ones skipped)."""

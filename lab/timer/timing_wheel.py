@@ -70,23 +70,27 @@ class TimingWheel:
 
     def add(self, entry: TimerTaskEntry) -> bool:
         """Place `entry` in a bucket. False means the caller must deal with it: cancelled, or already expired."""
-        expiration = entry.expiration_ms
         if entry.cancelled():
             return False
-        if expiration < self.current_time_ms + self.tick_ms:
-            # Already expired: it belongs to the slot the clock is in (or an earlier one).
-            return False
-        if expiration < self.current_time_ms + self.interval:
-            # Within this wheel's span: put it in its own bucket.
-            virtual_id = expiration // self.tick_ms
-            bucket = self.buckets[virtual_id % self.wheel_size]
-            bucket.add(entry)
-            # Queue the bucket only when it starts a new slot; entries joining a queued bucket cost nothing more.
-            if bucket.set_expiration(virtual_id * self.tick_ms):
-                self.queue.offer(bucket)
-            return True
-        # Beyond this wheel's span: hand it to the coarser overflow wheel.
-        return self._add_overflow_wheel().add(entry)
+        expiration = entry.expiration_ms
+        # Kafka's TimingWheel.add recurses into the overflow wheel; walking up the levels in a loop is the same.
+        wheel = self
+        while True:
+            if expiration < wheel.current_time_ms + wheel.tick_ms:
+                # Already expired: it belongs to the slot the clock is in (or an earlier one). Only the finest wheel
+                # can say so: an entry too far for a wheel is never expired for its coarser overflow wheel.
+                return False
+            if expiration < wheel.current_time_ms + wheel.interval:
+                # Within this wheel's span: put it in its own bucket.
+                virtual_id = expiration // wheel.tick_ms
+                bucket = wheel.buckets[virtual_id % wheel.wheel_size]
+                bucket.add(entry)
+                # Queue the bucket only when it starts a new slot; entries joining a queued bucket cost nothing more.
+                if bucket.set_expiration(virtual_id * wheel.tick_ms):
+                    wheel.queue.offer(bucket)
+                return True
+            # Beyond this wheel's span: hand it to the coarser overflow wheel.
+            wheel = wheel._add_overflow_wheel()
 
     def advance_clock(self, time_ms: int) -> None:
         """Move the clock to the slot containing `time_ms`; coarser wheels follow to their own slot."""

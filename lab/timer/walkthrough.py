@@ -96,8 +96,8 @@ class TimerWalkthrough:
     def _step(self, action: str, extra: tuple[TimerEvent, ...] = ()) -> WalkthroughStep:
         before, after = self.last, snapshot_timer(self.timer)
         events: list[TimerEvent] = list(extra)
-        for level in after.levels[len(before.levels) :]:
-            events.append(OverflowWheelCreated(level.level, level.tick_ms, level.interval_ms))
+        for wheel in after.levels[len(before.levels) :]:
+            events.append(OverflowWheelCreated(wheel.level, wheel.tick_ms, wheel.interval_ms))
         old, new = before.placement(), after.placement()
         expirations = {label: exp for lvl in after.levels for b in lvl.buckets for label, exp in b.tasks}
         for label, (level, bucket) in new.items():
