@@ -1,0 +1,127 @@
+"""The embedded broker's state and request dispatch, with no socket code (that is `server.py`).
+
+A `Broker` owns the log manager, the fetch purgatory and its timer, the idempotent-producer state and the event bus.
+`await broker.handle(request)` runs one decoded request through its handler and returns the response entity, or
+None when Kafka sends no response (a produce with acks=0). Everything runs on one asyncio loop, so no locks:
+
+    broker = Broker(BrokerConfig(data_dir=tmp))
+    await broker.start()                       # starts the purgatory's timer driver on the running loop
+    response = await broker.handle(decode_request(payload, broker.supported_versions))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time as wallclock
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lab.broker.config import BrokerConfig
+from lab.broker.events import EventBus
+from lab.broker.log import LogManager, PartitionLog, UnknownTopicOrPartitionError
+from lab.broker.producer_state import ProducerStateManager
+from lab.broker.protocol import (
+    API_VERSIONS,
+    CREATE_TOPICS,
+    DELETE_TOPICS,
+    DESCRIBE_CONFIGS,
+    FETCH,
+    INIT_PRODUCER_ID,
+    LIST_OFFSETS,
+    METADATA,
+    PRODUCE,
+    DecodedRequest,
+    build,
+    response_type,
+)
+from lab.broker.request_events import RequestHandled
+from lab.purgatory import DelayedOperationPurgatory
+from lab.timer import AsyncTimerDriver, SystemTimer, Time
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[["Broker", DecodedRequest], Awaitable[dict[str, Any] | None]]
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig, *, time: Time | None = None, bus: EventBus | None = None) -> None:
+        from lab.broker.handlers import HANDLERS, SUPPORTED_VERSIONS
+
+        self.config = config
+        self.bus = bus if bus is not None else EventBus()
+        self.logs = LogManager(config.data_dir, config.default_topic_configs, time=time, bus=self.bus)
+        self.fetch_purgatory = DelayedOperationPurgatory(
+            "Fetch", timer=SystemTimer("fetch", time=time),
+            purge_interval=config.fetch_purgatory_purge_interval_requests,
+        )
+        self.producers = ProducerStateManager()
+        self.handlers: dict[int, Handler] = dict(HANDLERS)
+        self.supported_versions: dict[int, tuple[int, int]] = dict(SUPPORTED_VERSIONS)
+        self._driver: AsyncTimerDriver | None = None
+        self._retention_task: asyncio.Task[None] | None = None
+        # Producer ids must not repeat across restarts (the producer state is not persisted): start from the wall clock.
+        self._next_producer_id = int(wallclock.time() * 1000)
+        self.port = config.port
+
+    @property
+    def time(self) -> Time:
+        return self.fetch_purgatory.time
+
+    async def start(self) -> None:
+        self._driver = AsyncTimerDriver(self.fetch_purgatory)
+        self._driver.start()
+        self._retention_task = asyncio.get_running_loop().create_task(self._retention_loop(), name="retention")
+
+    async def stop(self) -> None:
+        if self._driver is not None:
+            await self._driver.stop()
+        if self._retention_task is not None:
+            self._retention_task.cancel()
+        self.logs.close()
+
+    def wake_timer(self) -> None:
+        if self._driver is not None:
+            self._driver.wakeup()
+
+    async def _retention_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.retention_check_interval_ms / 1000)
+            try:
+                self.logs.delete_old_segments()
+            except Exception:  # a failing retention pass must not stop the broker
+                logger.exception("retention check failed")
+
+    def allocate_producer_id(self) -> int:
+        self._next_producer_id += 1
+        return self._next_producer_id
+
+    def ensure_topic(self, topic: str, *, auto_create: bool) -> bool:
+        """True if `topic` exists, creating it when auto-creation is allowed."""
+        if topic in self.logs.topics():
+            return True
+        if not (auto_create and self.config.auto_create_topics_enable):
+            return False
+        self.logs.create_topic(topic, self.config.num_partitions)
+        return True
+
+    def partition_log(self, topic: str, partition: int) -> PartitionLog:
+        """The log, or UnknownTopicOrPartitionError."""
+        return self.logs.get_log(topic, partition)
+
+    async def handle(self, request: DecodedRequest) -> Any | None:
+        started = wallclock.perf_counter()
+        handler = self.handlers.get(request.api_key)
+        if handler is None:
+            raise UnknownTopicOrPartitionError(f"no handler for {request.name}")
+        values = await handler(self, request)
+        if self.bus.has_subscribers():
+            self.bus.publish(RequestHandled(request.name, request.api_version, request.client_id,
+                                            (wallclock.perf_counter() - started) * 1000))
+        if values is None:
+            return None
+        return build(response_type(request.api_key, request.api_version), values)
+
+
+__all__ = ["API_VERSIONS", "CREATE_TOPICS", "DELETE_TOPICS", "DESCRIBE_CONFIGS", "FETCH", "INIT_PRODUCER_ID",
+           "LIST_OFFSETS", "METADATA", "PRODUCE", "Broker"]

@@ -1,0 +1,36 @@
+"""Broker-wide settings, named after Kafka's `server.properties` keys where one exists."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lab.broker.protocol import REQUEST_MAX_BYTES_DEFAULT
+
+
+def default_data_dir() -> Path:
+    """Where the embedded broker keeps its logs unless told otherwise: the user's data directory."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "kafka-internals-lab" / "broker"
+
+
+@dataclass
+class BrokerConfig:
+    host: str = "127.0.0.1"                       # listeners: loopback unless told otherwise
+    port: int = 9092                              # 0 picks a free port
+    advertised_host: str | None = None            # defaults to host (or 127.0.0.1 when host is 0.0.0.0)
+    node_id: int = 1
+    cluster_id: str = "lab-embedded-cluster"
+    data_dir: Path = field(default_factory=default_data_dir)
+    auto_create_topics_enable: bool = True        # auto.create.topics.enable
+    num_partitions: int = 3                       # num.partitions, for auto-created topics
+    default_topic_configs: dict[str, str] = field(default_factory=dict)  # log.* defaults in topic-config names
+    socket_request_max_bytes: int = REQUEST_MAX_BYTES_DEFAULT
+    fetch_purgatory_purge_interval_requests: int = 1000
+    retention_check_interval_ms: int = 300_000    # log.retention.check.interval.ms
+
+    def advertised(self) -> str:
+        if self.advertised_host:
+            return self.advertised_host
+        return "127.0.0.1" if self.host in ("0.0.0.0", "", "::") else self.host

@@ -1,0 +1,165 @@
+"""ApiVersions, Metadata, CreateTopics, DeleteTopics and DescribeConfigs.
+
+Follows Kafka's `core/.../server/KafkaApis.scala` (handleApiVersionsRequest, handleTopicMetadataRequest, ...) for what
+each answer contains. The embedded broker is a single node (id 1 by default) that leads every partition, so replica
+and ISR lists are `[node_id]` and leader epochs are 0.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lab.broker.log import ConfigError, LogConfig, LogError, UnknownTopicOrPartitionError
+from lab.broker.log.config import validate
+from lab.broker.log.metadata import validate_topic_name
+from lab.broker.protocol import DecodedRequest
+
+if TYPE_CHECKING:
+    from lab.broker.broker import Broker
+
+NONE = 0
+UNKNOWN_TOPIC_OR_PARTITION = 3
+INVALID_REPLICATION_FACTOR = 38
+INVALID_REQUEST = 42
+TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
+
+
+async def api_versions(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
+    return {
+        "error_code": NONE,
+        "api_keys": [
+            {"api_key": key, "min_version": low, "max_version": high}
+            for key, (low, high) in sorted(broker.supported_versions.items())
+        ],
+    }
+
+
+def _topic_entry(broker: Broker, name: str) -> dict[str, Any]:
+    topic = broker.logs.topic(name)
+    node = broker.config.node_id
+    return {
+        "error_code": NONE,
+        "name": name,
+        "topic_id": topic.topic_id,
+        "is_internal": name.startswith("__"),
+        "partitions": [
+            {"error_code": NONE, "partition_index": p, "leader_id": node, "leader_epoch": 0,
+             "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": []}
+            for p in range(topic.num_partitions)
+        ],
+    }
+
+
+async def metadata(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
+    body = request.body
+    requested = body.topics
+    if request.api_version == 0 and not requested:
+        requested = None  # v0: an empty list means every topic
+    # Older versions have no allow_auto_topic_creation field; they always allowed it (Kafka's default).
+    auto_create = getattr(body, "allow_auto_topic_creation", True)
+    topics: list[dict[str, Any]] = []
+    if requested is None:
+        topics = [_topic_entry(broker, name) for name in sorted(broker.logs.topics())]
+    else:
+        for wanted in requested:
+            name = wanted.name
+            topic_id = getattr(wanted, "topic_id", None)
+            if name is None and topic_id is not None:
+                name = broker.logs.topic_name(topic_id)
+            if name is None:
+                topics.append({"error_code": 100, "name": None, "topic_id": topic_id})  # UNKNOWN_TOPIC_ID
+                continue
+            try:
+                exists = broker.ensure_topic(name, auto_create=auto_create)
+            except LogError as error:  # an illegal name, say
+                topics.append({"error_code": error.error_code, "name": name})
+                continue
+            topics.append(_topic_entry(broker, name) if exists
+                          else {"error_code": UNKNOWN_TOPIC_OR_PARTITION, "name": name})
+    return {
+        "brokers": [{"node_id": broker.config.node_id, "host": broker.config.advertised(), "port": broker.port}],
+        "cluster_id": broker.config.cluster_id,
+        "controller_id": broker.config.node_id,
+        "topics": topics,
+    }
+
+
+def _create_one(broker: Broker, topic: Any, validate_only: bool) -> dict[str, Any]:
+    name = topic.name
+    try:
+        if topic.replication_factor not in (-1, 1):
+            return {"name": name, "error_code": INVALID_REPLICATION_FACTOR,
+                    "error_message": f"replication factor {topic.replication_factor} is larger than the 1 "
+                                     "available broker (the embedded broker is a single node)"}
+        partitions = topic.num_partitions
+        if topic.assignments:
+            partitions = len(topic.assignments)
+        elif partitions == -1:
+            partitions = broker.config.num_partitions
+        configs = {entry.name: entry.value for entry in topic.configs}
+        if validate_only:
+            validate_topic_name(name)
+            if name in broker.logs.topics():
+                return {"name": name, "error_code": 36, "error_message": f"topic {name!r} already exists"}
+            LogConfig.from_overrides(validate(configs), broker.logs.default_configs)
+        else:
+            broker.logs.create_topic(name, partitions, configs)
+    except LogError as error:
+        return {"name": name, "error_code": error.error_code, "error_message": str(error)}
+    return {"name": name, "error_code": NONE, "error_message": None}
+
+
+async def create_topics(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
+    body = request.body
+    return {"topics": [_create_one(broker, topic, body.validate_only) for topic in body.topics]}
+
+
+async def delete_topics(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
+    responses = []
+    for name in request.body.topic_names:
+        try:
+            broker.logs.delete_topic(name)
+            broker.producers.forget_topic(name)
+            responses.append({"name": name, "error_code": NONE})
+        except LogError as error:
+            responses.append({"name": name, "error_code": error.error_code})
+    return {"responses": responses}
+
+
+def _broker_configs(broker: Broker) -> list[dict[str, Any]]:
+    values = {
+        "auto.create.topics.enable": str(broker.config.auto_create_topics_enable).lower(),
+        "num.partitions": str(broker.config.num_partitions),
+        "socket.request.max.bytes": str(broker.config.socket_request_max_bytes),
+        "broker.id": str(broker.config.node_id),
+    }
+    return [{"name": name, "value": value, "read_only": True, "config_source": 4, "is_sensitive": False,
+             "synonyms": [], "config_type": 2} for name, value in values.items()]
+
+
+async def describe_configs(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
+    results = []
+    for resource in request.body.resources:
+        keys = set(resource.configuration_keys) if resource.configuration_keys is not None else None
+        entry: dict[str, Any] = {"resource_type": resource.resource_type, "resource_name": resource.resource_name,
+                                 "error_code": NONE, "error_message": None, "configs": []}
+        try:
+            if resource.resource_type == TOPIC_RESOURCE:
+                configs = [
+                    {"name": c.name, "value": c.value, "read_only": c.read_only, "config_source": int(c.source),
+                     "is_sensitive": c.is_sensitive, "synonyms": [], "config_type": int(c.config_type),
+                     "documentation": c.documentation}
+                    for c in broker.logs.describe_configs(resource.resource_name)
+                ]
+            elif resource.resource_type == BROKER_RESOURCE:
+                configs = _broker_configs(broker)
+            else:
+                raise ConfigError(f"resource type {resource.resource_type} is not supported (2 = topic, 4 = broker)")
+            entry["configs"] = [c for c in configs if keys is None or c["name"] in keys]
+        except UnknownTopicOrPartitionError as error:
+            entry.update(error_code=UNKNOWN_TOPIC_OR_PARTITION, error_message=str(error))
+        except LogError as error:
+            entry.update(error_code=INVALID_REQUEST if error.error_code < 0 else error.error_code,
+                         error_message=str(error))
+        results.append(entry)
+    return {"results": results}

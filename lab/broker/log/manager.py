@@ -1,0 +1,209 @@
+"""All the partition logs of one broker, under one data directory (Kafka's `LogManager`).
+
+    data/
+      topics.json                 name -> topic id, partition count, topic configs (survives restarts)
+      orders-0/                   one directory per partition: <topic>-<partition>
+        partition.metadata        the topic id
+        00000000000000000000.log  .index  .timeindex
+      orders-1/ ...
+
+Creating a topic first records it in `topics.json`, then makes its partition directories; deleting it
+first removes it from `topics.json`, then renames each directory to `<topic>-<partition>.<id>-delete`
+and removes it. A crash between the two steps leaves only `-delete` directories, which the next start
+removes, or directories no topic claims, which are ignored (and replaced if the name is created again).
+
+    >>> import tempfile
+    >>> manager = LogManager(tempfile.mkdtemp())
+    >>> topic_id = manager.create_topic("orders", 2, {"retention.ms": "60000"})
+    >>> manager.get_log("orders", 1).log_end_offset
+    0
+    >>> manager.close()
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import shutil
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lab.broker.events import EventBus
+from lab.broker.log.config import ConfigEntry, LogConfig, describe, validate
+from lab.broker.log.errors import InvalidPartitionsError, TopicExistsError, UnknownTopicOrPartitionError
+from lab.broker.log.log import PartitionLog
+from lab.broker.log.metadata import atomic_write, new_topic_id, validate_topic_name
+from lab.timer.time import Time
+
+logger = logging.getLogger(__name__)
+TOPICS_FILE = "topics.json"
+LOCK_FILE = ".lock"
+DELETE_SUFFIX = "-delete"
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMetadata:
+    name: str
+    topic_id: uuid.UUID
+    num_partitions: int
+    configs: Mapping[str, str] = field(default_factory=dict)  # the topic's own overrides only
+
+
+class LogManager:
+    def __init__(self, data_dir: Path | str, default_configs: Mapping[str, str] | None = None, *,
+                 time: Time | None = None, bus: EventBus | None = None) -> None:
+        """Open `data_dir` (created if missing), load and recover every partition in it.
+
+        `default_configs` are broker-wide defaults in topic-config names (e.g. {"retention.ms": "60000"}).
+        """
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.default_configs = validate(default_configs or {})
+        self._time, self._bus = time, bus
+        self._lock_fd = os.open(self.data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._lock_fd)
+            raise RuntimeError(f"{self.data_dir} is in use by another LogManager (another broker?)") from None
+        self._topics: dict[str, TopicMetadata] = {}
+        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._load()
+
+    # -- startup ---------------------------------------------------------------------------------------
+    def _load(self) -> None:
+        for leftover in self.data_dir.glob(f"*{DELETE_SUFFIX}"):
+            shutil.rmtree(leftover, ignore_errors=True)
+        path = self.data_dir / TOPICS_FILE
+        stored = json.loads(path.read_text("utf-8")) if path.exists() else {}
+        for name, entry in stored.items():
+            topic = TopicMetadata(name, uuid.UUID(entry["topic_id"]), int(entry["num_partitions"]),
+                                  dict(entry["configs"]))
+            self._topics[name] = topic
+            for partition in range(topic.num_partitions):
+                self._open_log(topic, partition)
+        claimed = {self._partition_dir(name, p).name for name, topic in self._topics.items()
+                   for p in range(topic.num_partitions)}
+        for directory in self.data_dir.iterdir():
+            if directory.is_dir() and directory.name not in claimed:
+                logger.warning("ignoring %s: no topic in %s claims it", directory, TOPICS_FILE)
+
+    def _partition_dir(self, topic: str, partition: int) -> Path:
+        return self.data_dir / f"{topic}-{partition}"
+
+    def _open_log(self, topic: TopicMetadata, partition: int) -> PartitionLog:
+        config = LogConfig.from_overrides(topic.configs, self.default_configs)
+        log = PartitionLog.open(self._partition_dir(topic.name, partition), topic.name, partition, config,
+                                topic_id=topic.topic_id, time=self._time, bus=self._bus)
+        self._logs[topic.name, partition] = log
+        return log
+
+    def _save_topics(self) -> None:
+        document = {name: {"topic_id": str(topic.topic_id), "num_partitions": topic.num_partitions,
+                           "configs": dict(topic.configs)} for name, topic in sorted(self._topics.items())}
+        atomic_write(self.data_dir / TOPICS_FILE, json.dumps(document, indent=2).encode("utf-8"))
+
+    # -- topics ----------------------------------------------------------------------------------------
+    def create_topic(self, name: str, num_partitions: int, configs: Mapping[str, str] | None = None, *,
+                     topic_id: uuid.UUID | None = None) -> uuid.UUID:
+        """Create a topic with `num_partitions` empty logs; returns its new topic id.
+
+        Raises InvalidTopicError, TopicExistsError, InvalidPartitionsError or ConfigError (nothing is
+        created then).
+        """
+        validate_topic_name(name)
+        if name in self._topics:
+            raise TopicExistsError(f"topic {name!r} already exists")
+        if num_partitions < 1:
+            raise InvalidPartitionsError(f"a topic needs at least one partition, got {num_partitions}")
+        overrides = validate(configs or {})
+        LogConfig.from_overrides(overrides, self.default_configs)
+        topic = TopicMetadata(name, topic_id or new_topic_id(), num_partitions, overrides)
+        self._topics[name] = topic
+        self._save_topics()
+        for partition in range(num_partitions):
+            stale = self._partition_dir(name, partition)
+            if stale.exists():
+                self._remove_dir(stale, "stale")
+            self._open_log(topic, partition)
+        return topic.topic_id
+
+    def delete_topic(self, name: str) -> None:
+        topic = self.topic(name)
+        del self._topics[name]
+        self._save_topics()
+        for partition in range(topic.num_partitions):
+            log = self._logs.pop((name, partition))
+            log.close()
+            self._remove_dir(log.directory, topic.topic_id.hex)
+
+    def _remove_dir(self, directory: Path, tag: str) -> None:
+        # Rename first, like Kafka's "<topic>-<partition>.<id>-delete": the name is free at once and a
+        # crash halfway through the removal leaves a directory the next start recognises and finishes.
+        doomed = directory.with_name(f"{directory.name}.{tag}{DELETE_SUFFIX}")
+        directory.rename(doomed)
+        shutil.rmtree(doomed)
+
+    def topics(self) -> dict[str, TopicMetadata]:
+        return dict(self._topics)
+
+    def topic(self, name: str) -> TopicMetadata:
+        try:
+            return self._topics[name]
+        except KeyError:
+            raise UnknownTopicOrPartitionError(f"topic {name!r} does not exist") from None
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        """The name of the topic with this id (Fetch v13+ names topics by id)."""
+        return next((name for name, topic in self._topics.items() if topic.topic_id == topic_id), None)
+
+    def get_log(self, topic: str, partition: int) -> PartitionLog:
+        try:
+            return self._logs[topic, partition]
+        except KeyError:
+            raise UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist") from None
+
+    def logs(self) -> Iterator[PartitionLog]:
+        return iter(list(self._logs.values()))
+
+    # -- configs ---------------------------------------------------------------------------------------
+    def describe_configs(self, topic: str) -> list[ConfigEntry]:
+        return describe(LogConfig.from_overrides(self.topic(topic).configs, self.default_configs))
+
+    def alter_topic_configs(self, name: str, configs: Mapping[str, str]) -> None:
+        """Replace the topic's overrides (AlterConfigs semantics); persisted, applied to every partition."""
+        topic = self.topic(name)
+        overrides = validate(configs)
+        config = LogConfig.from_overrides(overrides, self.default_configs)
+        self._topics[name] = TopicMetadata(name, topic.topic_id, topic.num_partitions, overrides)
+        self._save_topics()
+        for partition in range(topic.num_partitions):
+            self._logs[name, partition].update_config(config)
+
+    # -- housekeeping ----------------------------------------------------------------------------------
+    def delete_old_segments(self) -> int:
+        """One retention pass over every log (Kafka runs it every log.retention.check.interval.ms)."""
+        return sum(log.delete_old_segments() for log in self.logs())
+
+    def flush(self) -> None:
+        for log in self.logs():
+            log.flush()
+
+    def close(self) -> None:
+        for log in self.logs():
+            log.close()
+        self._logs.clear()
+        if self._lock_fd >= 0:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+
+    def __enter__(self) -> LogManager:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

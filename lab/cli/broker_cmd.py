@@ -1,0 +1,92 @@
+"""`lab broker`: run the embedded Kafka-protocol broker in the foreground."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from lab.broker.broker import Broker
+from lab.broker.config import BrokerConfig, default_data_dir
+from lab.broker.server import BrokerServer
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def status_line(server: BrokerServer, started: float, last: tuple[float, int]) -> Text:
+    stats = server.stats
+    elapsed = max(time.monotonic() - last[0], 1e-6)
+    rate = (stats.requests - last[1]) / elapsed
+    topics = server.broker.logs.topics()
+    partitions = sum(t.num_partitions for t in topics.values())
+    return Text.assemble(
+        ("● ", "bold green"), f"up {time.monotonic() - started:,.0f}s  ",
+        f"topics {len(topics)} ({partitions} partitions)  ",
+        f"connections {stats.open_connections}  ",
+        f"in {stats.bytes_in / 2**20:,.1f} MiB  out {stats.bytes_out / 2**20:,.1f} MiB  ",
+        f"{rate:,.0f} req/s",
+    )
+
+
+async def serve(config: BrokerConfig, console: Console, quiet: bool) -> None:
+    server = BrokerServer(Broker(config))
+    port = await server.start()
+    console.print(f"[bold]Embedded broker[/bold] listening on {config.host}:{port} "
+                  f"(bootstrap.servers={config.advertised()}:{port}); data in {config.data_dir}")
+    console.print("Press Ctrl-C to stop.")
+    started = time.monotonic()
+    try:
+        if quiet:
+            await asyncio.Event().wait()
+        with Live(console=console, refresh_per_second=2, transient=True) as live:
+            last = (time.monotonic(), 0)
+            while True:
+                await asyncio.sleep(1)
+                live.update(status_line(server, started, last))
+                last = (time.monotonic(), server.stats.requests)
+    finally:
+        await server.stop()
+
+
+def broker(
+    port: int = typer.Option(9092, min=0, max=65535, help="Port to listen on (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", help="Address to bind. Anything but loopback exposes the broker."),
+    data_dir: Path = typer.Option(
+        None, "--data-dir", help="Where the logs live [default: ~/.local/share/kafka-internals-lab/broker]."),
+    partitions: int = typer.Option(3, "--num-partitions", min=1, help="Partitions of auto-created topics."),
+    no_auto_create: bool = typer.Option(False, "--no-auto-create", help="Refuse unknown topics instead."),
+    quiet: bool = typer.Option(False, "--quiet", help="No live status line."),
+) -> None:
+    """Run the lab's embedded Kafka broker in the foreground (confluent-kafka clients can connect to it)."""
+    console = Console()
+    if not is_loopback(host):
+        console.print(f"[bold yellow]warning:[/bold yellow] binding to {host}: other machines can reach this "
+                      "broker, which has no authentication. Use --host 127.0.0.1 to keep it local.")
+    config = BrokerConfig(host=host, port=port, data_dir=data_dir or default_data_dir(), num_partitions=partitions,
+                          auto_create_topics_enable=not no_auto_create)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve(config, console, quiet))
+    except OSError as error:
+        console.print(f"[bold red]error:[/bold red] cannot listen on {host}:{port}: {error.strerror or error}")
+        raise typer.Exit(1) from None
+    except RuntimeError as error:  # the data directory is locked by another broker
+        console.print(f"[bold red]error:[/bold red] {error}")
+        raise typer.Exit(1) from None
+    console.print("Broker stopped.")
