@@ -65,8 +65,10 @@ class TimerTaskEntry:
         self.timer_task = timer_task
         self.expiration_ms = expiration_ms
         self.list: TimerTaskList | None = None
-        self.next: TimerTaskEntry = self
-        self.prev: TimerTaskEntry = self
+        # Links are None while the entry is in no list (not self-references: a cycle would keep a finished task
+        # alive until the cyclic garbage collector ran).
+        self.next: TimerTaskEntry | None = None
+        self.prev: TimerTaskEntry | None = None
         if timer_task is not None:
             timer_task._set_timer_task_entry(self)
 

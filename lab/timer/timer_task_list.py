@@ -35,6 +35,7 @@ class TimerTaskList:
     def __init__(self, task_counter: TaskCounter) -> None:
         self.task_counter = task_counter
         self._root = TimerTaskEntry(None, -1)
+        self._root.next = self._root.prev = self._root  # an empty ring: the sentinel alone
         self.expiration = -1
 
     def set_expiration(self, expiration_ms: int) -> bool:
@@ -51,6 +52,7 @@ class TimerTaskList:
         """Append `entry` at the tail, first taking it out of any list it is in."""
         entry.remove()
         tail = self._root.prev
+        assert tail is not None
         entry.next = self._root
         entry.prev = tail
         entry.list = self
@@ -61,10 +63,11 @@ class TimerTaskList:
     def remove(self, entry: TimerTaskEntry) -> None:
         if entry.list is not self:
             return
-        entry.next.prev = entry.prev
-        entry.prev.next = entry.next
-        entry.next = entry
-        entry.prev = entry
+        following, previous = entry.next, entry.prev
+        assert following is not None and previous is not None
+        following.prev = previous
+        previous.next = following
+        entry.next = entry.prev = None
         entry.list = None
         self.task_counter.value -= 1
 
@@ -75,8 +78,9 @@ class TimerTaskList:
         root.next = root.prev = root  # detach the whole chain at once, then unlink its entries one by one
         self.expiration = -1
         while entry is not root:
+            assert entry is not None
             following = entry.next
-            entry.next = entry.prev = entry
+            entry.next = entry.prev = None
             entry.list = None
             self.task_counter.value -= 1
             handle(entry)
@@ -85,7 +89,7 @@ class TimerTaskList:
     def entries(self) -> Iterator[TimerTaskEntry]:
         """The live entries, head to tail (cancelled ones skipped)."""
         entry = self._root.next
-        while entry is not self._root:
+        while entry is not None and entry is not self._root:
             following = entry.next
             if not entry.cancelled():
                 yield entry
