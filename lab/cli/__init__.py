@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 import lab
-from lab.cli import broker_cmd, dump_log_cmd, timer_cmd
+from lab.cli import assign_cmd, broker_cmd, dump_log_cmd, timer_cmd
 
 app = typer.Typer(
     name="lab",
@@ -15,6 +15,7 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 app.add_typer(timer_cmd.app, name="timer")
+app.command("assign")(assign_cmd.assign)
 app.command("dump-log")(dump_log_cmd.dump_log)
 app.command("broker")(broker_cmd.broker)
 
