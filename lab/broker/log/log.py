@@ -73,6 +73,7 @@ class PartitionLog:
         self._unflushed_messages = 0
         self._last_flush_ms = clock.milliseconds()
         self._dirty: dict[int, LogSegment] = {}
+        self._directory_changed = True  # a file was created here since the last directory fsync
         self.recovery_point = 0  # everything below this offset has been fsynced
 
     @classmethod
@@ -219,6 +220,7 @@ class PartitionLog:
                              max_index_size=self.config.segment_index_bytes, created_ms=self._clock.milliseconds())
         self._segments.append(segment)
         self._base_offsets.append(segment.base_offset)
+        self._directory_changed = True
         self._publish(lambda: SegmentRolled(self.topic, self.partition, old.base_offset, segment.base_offset,
                                             reason))
         return segment
@@ -320,11 +322,21 @@ class PartitionLog:
 
     # -- durability and lifecycle ----------------------------------------------------------------------
     def flush(self) -> None:
-        """fsync every segment written since the last flush (call before answering an acks=all produce)."""
+        """Make every acknowledged batch durable (call before answering an acks=all produce).
+
+        Only the log bytes must reach the disk: recovery rebuilds the active segment's indexes from them. So the
+        active segment fsyncs its .log alone, a segment rolled since the last flush fsyncs its indexes too, and
+        the directory is fsynced only when a file was created in it (Kafka's LogSegment.flush does all four).
+        """
+        active = self.active_segment
         for segment in self._dirty.values():
-            segment.flush()
-        if self._dirty:
+            if segment is active:
+                segment.flush_log()
+            else:
+                segment.flush()
+        if self._directory_changed:
             _fsync_directory(self.directory)
+            self._directory_changed = False
         self._dirty.clear()
         self._unflushed_messages = 0
         self._last_flush_ms = self._clock.milliseconds()
@@ -335,6 +347,8 @@ class PartitionLog:
         self.config = config
 
     def close(self) -> None:
+        for segment in self._dirty.values():
+            segment.flush()  # a clean shutdown leaves the indexes durable too: no rebuild on the next open
         self.flush()
         for segment in self._segments:
             segment.close()

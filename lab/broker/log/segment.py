@@ -197,6 +197,10 @@ class LogSegment:
         self.offset_index.flush()
         self.time_index.flush()
 
+    def flush_log(self) -> None:
+        """fsync the .log only: the indexes can be rebuilt from it."""
+        os.fsync(self.fd)
+
     def flush(self) -> None:
         os.fsync(self.fd)
         self.offset_index.flush(fsync=True)
