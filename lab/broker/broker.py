@@ -21,20 +21,7 @@ from lab.broker.config import BrokerConfig
 from lab.broker.events import EventBus
 from lab.broker.log import LogManager, PartitionLog, UnknownTopicOrPartitionError
 from lab.broker.producer_state import ProducerStateManager
-from lab.broker.protocol import (
-    API_VERSIONS,
-    CREATE_TOPICS,
-    DELETE_TOPICS,
-    DESCRIBE_CONFIGS,
-    FETCH,
-    INIT_PRODUCER_ID,
-    LIST_OFFSETS,
-    METADATA,
-    PRODUCE,
-    DecodedRequest,
-    build,
-    response_type,
-)
+from lab.broker.protocol import DecodedRequest, build, response_type
 from lab.broker.request_events import RequestHandled
 from lab.purgatory import DelayedOperationPurgatory
 from lab.timer import AsyncTimerDriver, SystemTimer, Time
@@ -122,6 +109,3 @@ class Broker:
             return None
         return build(response_type(request.api_key, request.api_version), values)
 
-
-__all__ = ["API_VERSIONS", "CREATE_TOPICS", "DELETE_TOPICS", "DESCRIBE_CONFIGS", "FETCH", "INIT_PRODUCER_ID",
-           "LIST_OFFSETS", "METADATA", "PRODUCE", "Broker"]

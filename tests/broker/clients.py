@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from lab.broker.embedded import EmbeddedBroker
 
 
 @dataclass(frozen=True)
@@ -69,3 +73,14 @@ def consume_all(bootstrap: str, topic: str, partitions: int, expected: int, time
     finally:
         consumer.close()
     return seen
+
+
+@contextlib.contextmanager
+def recorded_events(broker: EmbeddedBroker) -> Iterator[list[object]]:
+    """Every event the broker publishes while the block runs."""
+    events: list[object] = []
+    unsubscribe = broker.bus.subscribe(events.append)
+    try:
+        yield events
+    finally:
+        unsubscribe()

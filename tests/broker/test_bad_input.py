@@ -179,3 +179,29 @@ def test_unknown_partitions_and_out_of_range_offsets_get_their_error_codes(
 def test_metadata_answers_at_every_version(embedded_broker: EmbeddedBroker, version: int) -> None:
     response = call(embedded_broker, METADATA, version, {"topics": []})
     assert response.brokers[0].port == embedded_broker.port
+
+
+def produce_batch(broker: EmbeddedBroker, topic: str, batch: bytes) -> tuple[int, int]:
+    """(error code, base offset) of a single-partition acks=all produce."""
+    response = call(broker, PRODUCE, 9, {"acks": -1, "timeout": 5000, "topic_data": [
+        {"name": topic, "partition_data": [{"index": 0, "records": batch}]}]})
+    partition = response.responses[0].partition_responses[0]
+    return int(partition.error_code), int(partition.base_offset)
+
+
+def test_an_idempotent_retry_gets_its_first_offset_and_a_sequence_gap_is_refused(
+    embedded_broker: EmbeddedBroker, topic_name: str
+) -> None:
+    create_topic(embedded_broker.bootstrap_servers, topic_name)
+
+    def batch(first_sequence: int, count: int) -> bytes:
+        records = [SimpleRecord(value=f"r{first_sequence + i}".encode(), timestamp=1_700_000_000_000)
+                   for i in range(count)]
+        return build_batch(records, producer_id=4242, producer_epoch=0, base_sequence=first_sequence)
+
+    assert produce_batch(embedded_broker, topic_name, batch(0, 3)) == (0, 0)
+    assert produce_batch(embedded_broker, topic_name, batch(3, 2)) == (0, 3)
+    assert produce_batch(embedded_broker, topic_name, batch(0, 3)) == (0, 0)   # a retry: the first answer again
+    assert produce_batch(embedded_broker, topic_name, batch(9, 1))[0] == 45     # OUT_OF_ORDER_SEQUENCE_NUMBER
+    hw = embedded_broker.call(lambda b: b.logs.get_log(topic_name, 0).high_watermark)
+    assert hw == 5, "the retry and the refused batch must not be appended"

@@ -10,7 +10,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from lab.broker.embedded import EmbeddedBroker
-from tests.broker.clients import Seen, consume_all, create_topic, produce
+from tests.broker.clients import Seen, consume_all, create_topic, produce, recorded_events
 
 
 def records(n: int, base_ts: int) -> list[dict[str, object]]:
@@ -126,9 +126,7 @@ def test_a_fetch_waits_in_the_purgatory_until_data_arrives(
     from lab.broker.request_events import FetchCompleted, FetchParked
 
     create_topic(bootstrap, topic_name)
-    events: list[object] = []
-    unsubscribe = embedded_broker.bus.subscribe(events.append)
-    try:
+    with recorded_events(embedded_broker) as events:
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "slow", "fetch.min.bytes": 1,
                              "fetch.wait.max.ms": 5000})
         consumer.assign([TopicPartition(topic_name, 0, 0)])
@@ -139,8 +137,6 @@ def test_a_fetch_waits_in_the_purgatory_until_data_arrives(
         while message is None and time.monotonic() < deadline:
             message = consumer.poll(0.2)
         consumer.close()
-    finally:
-        unsubscribe()
     assert message is not None and message.value() == b"wake up"
     parked = [e for e in events if isinstance(e, FetchParked) and (topic_name, 0) in e.partitions]
     completed = [e for e in events if isinstance(e, FetchCompleted) and (topic_name, 0) in e.partitions]
@@ -154,9 +150,7 @@ def test_a_fetch_that_never_gets_enough_bytes_expires_after_max_wait(
     from lab.broker.request_events import FetchCompleted
 
     create_topic(bootstrap, topic_name)
-    events: list[object] = []
-    unsubscribe = embedded_broker.bus.subscribe(events.append)
-    try:
+    with recorded_events(embedded_broker) as events:
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "expiry", "fetch.min.bytes": 10_000_000,
                              "fetch.wait.max.ms": 200})
         consumer.assign([TopicPartition(topic_name, 0, 0)])
@@ -165,7 +159,5 @@ def test_a_fetch_that_never_gets_enough_bytes_expires_after_max_wait(
                 isinstance(e, FetchCompleted) and e.expired and (topic_name, 0) in e.partitions for e in events):
             consumer.poll(0.1)
         consumer.close()
-    finally:
-        unsubscribe()
     expired = [e for e in events if isinstance(e, FetchCompleted) and e.expired and (topic_name, 0) in e.partitions]
     assert expired and all(e.waited_ms >= 200 for e in expired)

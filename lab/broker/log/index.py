@@ -23,12 +23,12 @@ backwards, fails `load()` with IndexCorruptError and the segment rebuilds it fro
 
 from __future__ import annotations
 
-import os
 import struct
 from array import array
 from bisect import bisect_right
 from pathlib import Path
 
+from lab.broker.log.metadata import fsync_path
 from lab.broker.log.records import NO_TIMESTAMP
 
 _OFFSET_ENTRY = struct.Struct(">ii")
@@ -85,12 +85,12 @@ class _Index:
                 file.write(self._encode(self._persisted))
         else:
             if fsync and self.path.exists():
-                _fsync_path(self.path)
+                fsync_path(self.path)
             return
         self._rewrite = False
         self._persisted = self.entries
         if fsync:
-            _fsync_path(self.path)
+            fsync_path(self.path)
 
     def delete_file(self) -> None:
         self.path.unlink(missing_ok=True)
@@ -214,10 +214,3 @@ class TimeIndex(_Index):
         return b"".join(_TIME_ENTRY.pack(self._timestamps[i], self._relative_offsets[i])
                         for i in range(start, self.entries))
 
-
-def _fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

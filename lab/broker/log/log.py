@@ -19,7 +19,6 @@ Not thread-safe: the broker calls it from one thread (its event loop).
 
 from __future__ import annotations
 
-import os
 import uuid
 from bisect import bisect_right
 from collections.abc import Callable
@@ -37,7 +36,7 @@ from lab.broker.events import (
 )
 from lab.broker.log.config import INT_MAX, LogConfig
 from lab.broker.log.errors import InvalidRecordError, OffsetOutOfRangeError, RecordTooLargeError
-from lab.broker.log.metadata import read_partition_metadata, write_partition_metadata
+from lab.broker.log.metadata import fsync_path, read_partition_metadata, write_partition_metadata
 from lab.broker.log.records import NO_TIMESTAMP, decode_records, iter_batches, set_base_offset, set_log_append_time
 from lab.broker.log.results import (
     EARLIEST_LOCAL_TIMESTAMP,
@@ -335,7 +334,7 @@ class PartitionLog:
             else:
                 segment.flush()
         if self._directory_changed:
-            _fsync_directory(self.directory)
+            fsync_path(self.directory)
             self._directory_changed = False
         self._dirty.clear()
         self._unflushed_messages = 0
@@ -361,10 +360,3 @@ class PartitionLog:
         return (f"PartitionLog({self.topic}-{self.partition}, start={self._log_start_offset}, "
                 f"hw={self._high_watermark}, leo={self._log_end_offset}, segments={len(self._segments)})")
 
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

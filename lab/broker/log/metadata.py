@@ -65,6 +65,15 @@ def topic_id_from_str(text: str) -> uuid.UUID:
     return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
 
 
+def fsync_path(path: Path) -> None:
+    """fsync a file or a directory by path (a directory's fsync makes new or renamed entries in it durable)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Write to a temporary file, fsync, then rename over `path`: a crash leaves the old or the new file."""
     temp = path.with_name(path.name + ".tmp")
