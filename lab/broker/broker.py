@@ -19,9 +19,9 @@ from typing import Any
 
 from lab.broker.config import BrokerConfig
 from lab.broker.events import EventBus
-from lab.broker.log import LogManager, PartitionLog, UnknownTopicOrPartitionError
+from lab.broker.log import LogManager, PartitionLog
 from lab.broker.producer_state import ProducerStateManager
-from lab.broker.protocol import DecodedRequest, build, response_type
+from lab.broker.protocol import DecodedRequest, ProtocolError, build, response_type
 from lab.broker.request_events import RequestHandled
 from lab.purgatory import DelayedOperationPurgatory
 from lab.timer import AsyncTimerDriver, SystemTimer, Time
@@ -99,8 +99,8 @@ class Broker:
     async def handle(self, request: DecodedRequest) -> Any | None:
         started = wallclock.perf_counter()
         handler = self.handlers.get(request.api_key)
-        if handler is None:
-            raise UnknownTopicOrPartitionError(f"no handler for {request.name}")
+        if handler is None:  # decode_request admits only supported APIs; this would be a wiring bug
+            raise ProtocolError(f"no handler for {request.name}")
         values = await handler(self, request)
         if self.bus.has_subscribers():
             self.bus.publish(RequestHandled(request.name, request.api_version, request.client_id,

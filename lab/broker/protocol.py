@@ -28,10 +28,6 @@ from typing import Any
 
 from kio.index import load_request_schema, load_response_schema
 from kio.schema.errors import ErrorCode
-from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
-from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
-from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
-from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
 from kio.serial import entity_reader, entity_writer
 from kio.serial._introspect import EntityField, EntityTupleField, classify_field, is_optional
 from kio.static.primitive import i32
@@ -81,10 +77,10 @@ class DecodedRequest:
 
 
 @cache
-def _request_codec(api_key: int, api_version: int) -> tuple[type[Any], Any, Any]:
+def _request_readers(api_key: int, api_version: int) -> tuple[Any, Any]:
+    """Readers of the header and of the body; each request schema names its header version."""
     request_type = load_request_schema(api_key, api_version)
-    header_type = RequestHeaderV2 if request_type.__header_schema__ is RequestHeaderV2 else RequestHeaderV1
-    return request_type, entity_reader(header_type), entity_reader(request_type)
+    return entity_reader(request_type.__header_schema__), entity_reader(request_type)
 
 
 def decode_request(payload: bytes, supported: Mapping[int, tuple[int, int]]) -> DecodedRequest:
@@ -97,7 +93,7 @@ def decode_request(payload: bytes, supported: Mapping[int, tuple[int, int]]) -> 
     low, high = supported.get(api_key, (0, -1))
     if not low <= api_version <= high:
         raise UnsupportedVersion(api_key, api_version, correlation_id)
-    _, read_header, read_body = _request_codec(api_key, api_version)
+    read_header, read_body = _request_readers(api_key, api_version)
     try:
         header, used = read_header(payload, 0)
         body, _ = read_body(payload, used)
@@ -115,10 +111,8 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, respons
     """The response frame, size prefix included."""
     buffer = io.BytesIO()
     buffer.write(b"\0\0\0\0")
-    if response_type(api_key, api_version).__header_schema__ is ResponseHeaderV1:
-        entity_writer(ResponseHeaderV1)(buffer, ResponseHeaderV1(correlation_id=i32(correlation_id)))
-    else:
-        entity_writer(ResponseHeaderV0)(buffer, ResponseHeaderV0(correlation_id=i32(correlation_id)))
+    header_type = response_type(api_key, api_version).__header_schema__  # v0, or v1 with tagged fields
+    entity_writer(header_type)(buffer, header_type(correlation_id=i32(correlation_id)))
     entity_writer(type(response))(buffer, response)
     frame = buffer.getbuffer()
     struct.pack_into(">i", frame, 0, len(frame) - 4)
@@ -127,7 +121,7 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, respons
 
 def encode_request(body: Any, correlation_id: int, client_id: str | None = "lab") -> bytes:
     """A request frame, size prefix included (for tests and tools that speak to a broker directly)."""
-    header_type = RequestHeaderV2 if body.__header_schema__ is RequestHeaderV2 else RequestHeaderV1
+    header_type = body.__header_schema__
     header = header_type(
         request_api_key=body.__api_key__, request_api_version=body.__version__,
         correlation_id=i32(correlation_id), client_id=client_id,
@@ -144,8 +138,7 @@ def encode_request(body: Any, correlation_id: int, client_id: str | None = "lab"
 def decode_response(payload: bytes, api_key: int, api_version: int) -> tuple[int, Any]:
     """(correlation id, response body) from a response frame without its size prefix."""
     resp_type = response_type(api_key, api_version)
-    header_type = ResponseHeaderV1 if resp_type.__header_schema__ is ResponseHeaderV1 else ResponseHeaderV0
-    header, used = entity_reader(header_type)(payload, 0)
+    header, used = entity_reader(resp_type.__header_schema__)(payload, 0)
     body, _ = entity_reader(resp_type)(payload, used)
     return int(getattr(header, "correlation_id")), body  # noqa: B009 - kio's reader is typed as the Entity base
 

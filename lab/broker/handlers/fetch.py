@@ -111,10 +111,12 @@ class DelayedFetch(DelayedOperation):
             broker, wanted, min_bytes, max_bytes, done)
         self.parked_at = broker.time.milliseconds()
         self.expired = False
+        self.completing_read: FetchRead | None = None  # the read that found enough data: the response
 
     def try_complete(self) -> bool:
         read = read_partitions(self.broker, self.wanted, self.max_bytes)
         if read.has_error or read.bytes_read >= self.min_bytes:
+            self.completing_read = read
             return self.force_complete()
         return False
 
@@ -148,4 +150,7 @@ async def fetch(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
     if broker.bus.has_subscribers():
         waited = broker.time.milliseconds() - delayed.parked_at
         broker.bus.publish(FetchCompleted(request.client_id, tuple(keys), delayed.expired, waited))
-    return read_partitions(broker, wanted, body.max_bytes).response
+    # Completed by data: answer with the read that completed it (as Kafka's DelayedFetch.onComplete reads once).
+    # Expired: read now, to send whatever there is.
+    read = delayed.completing_read or read_partitions(broker, wanted, body.max_bytes)
+    return read.response
