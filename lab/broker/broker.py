@@ -1,6 +1,8 @@
 """The embedded broker's state and request dispatch, with no socket code (that is `server.py`).
 
-A `Broker` owns the log manager, the fetch purgatory and its timer, the idempotent-producer state and the event bus.
+A `Broker` owns the log manager, the fetch purgatory, the group coordinator (with its heartbeat and rebalance
+purgatories), the idempotent-producer state and the event bus. Each purgatory's timer is ticked by its own asyncio
+driver.
 `await broker.handle(request)` runs one decoded request through its handler and returns the response entity, or
 None when Kafka sends no response (a produce with acks=0). Everything runs on one asyncio loop, so no locks:
 
@@ -18,6 +20,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lab.broker.config import BrokerConfig
+from lab.broker.coordinator import GroupCoordinator
+from lab.broker.coordinator.override import AssignorOverride
+from lab.broker.coordinator.store import GroupStore
 from lab.broker.events import EventBus
 from lab.broker.log import LogManager, PartitionLog
 from lab.broker.producer_state import ProducerStateManager
@@ -25,6 +30,7 @@ from lab.broker.protocol import DecodedRequest, ProtocolError, build, response_t
 from lab.broker.request_events import RequestHandled
 from lab.purgatory import DelayedOperationPurgatory
 from lab.timer import AsyncTimerDriver, SystemTimer, Time
+from lab.timer.time import SYSTEM_TIME
 
 logger = logging.getLogger(__name__)
 
@@ -42,10 +48,18 @@ class Broker:
             "Fetch", timer=SystemTimer("fetch", time=time),
             purge_interval=config.fetch_purgatory_purge_interval_requests,
         )
+        clock = time if time is not None else SYSTEM_TIME
+        self.group_store = GroupStore(self.logs, config.coordinator, clock)
+        override = config.coordinator.assignor_override
+        self.coordinator = GroupCoordinator(
+            config.coordinator, time=clock, bus=self.bus, store=self.group_store,
+            override=AssignorOverride(override) if override else None,
+            partitions_per_topic=lambda: {name: t.num_partitions for name, t in self.logs.topics().items()})
+        self.coordinator.load()
         self.producers = ProducerStateManager()
         self.handlers: dict[int, Handler] = dict(HANDLERS)
         self.supported_versions: dict[int, tuple[int, int]] = dict(SUPPORTED_VERSIONS)
-        self._driver: AsyncTimerDriver | None = None
+        self._drivers: list[AsyncTimerDriver] = []
         self._retention_task: asyncio.Task[None] | None = None
         # Producer ids must not repeat across restarts (the producer state is not persisted): start from the wall clock.
         self._next_producer_id = int(wallclock.time() * 1000)
@@ -56,20 +70,26 @@ class Broker:
         return self.fetch_purgatory.time
 
     async def start(self) -> None:
-        self._driver = AsyncTimerDriver(self.fetch_purgatory)
-        self._driver.start()
+        self._drivers = [AsyncTimerDriver(p) for p in (self.fetch_purgatory, self.coordinator.heartbeat_purgatory,
+                                                       self.coordinator.rebalance_purgatory)]
+        for driver in self._drivers:
+            driver.start()
         self._retention_task = asyncio.get_running_loop().create_task(self._retention_loop(), name="retention")
 
     async def stop(self) -> None:
-        if self._driver is not None:
-            await self._driver.stop()
+        for driver in self._drivers:
+            await driver.stop()
         if self._retention_task is not None:
             self._retention_task.cancel()
         self.logs.close()
 
     def wake_timer(self) -> None:
-        if self._driver is not None:
-            self._driver.wakeup()
+        """Something was parked in a purgatory: let the drivers recompute their sleep."""
+        for driver in self._drivers:
+            driver.wakeup()
+
+    def ensure_offsets_topic(self) -> None:
+        self.group_store.ensure_topic()
 
     async def _retention_loop(self) -> None:
         while True:

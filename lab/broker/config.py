@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lab.broker.coordinator.config import CoordinatorConfig
 from lab.broker.protocol import REQUEST_MAX_BYTES_DEFAULT
 
 
@@ -29,6 +30,7 @@ class BrokerConfig:
     socket_request_max_bytes: int = REQUEST_MAX_BYTES_DEFAULT
     fetch_purgatory_purge_interval_requests: int = 1000
     retention_check_interval_ms: int = 300_000    # log.retention.check.interval.ms
+    coordinator: CoordinatorConfig = field(default_factory=CoordinatorConfig)  # group.* and offsets.* settings
 
     def advertised(self) -> str:
         if self.advertised_host:

@@ -36,7 +36,7 @@ from kio.static.primitive import i32
 # has schemas for; the ceilings are what librdkafka 2.16 asks for and what the handlers were tested with.
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
 OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 8, 9, 10, 11, 12, 13, 14
-DESCRIBE_GROUPS, LIST_GROUPS = 15, 16
+DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 15, 16, 42
 API_VERSIONS, CREATE_TOPICS, DELETE_TOPICS, INIT_PRODUCER_ID, DESCRIBE_CONFIGS = 18, 19, 20, 22, 32
 
 API_NAMES = {
@@ -45,7 +45,7 @@ API_NAMES = {
     JOIN_GROUP: "JoinGroup", HEARTBEAT: "Heartbeat", LEAVE_GROUP: "LeaveGroup", SYNC_GROUP: "SyncGroup",
     DESCRIBE_GROUPS: "DescribeGroups", LIST_GROUPS: "ListGroups", API_VERSIONS: "ApiVersions",
     CREATE_TOPICS: "CreateTopics", DELETE_TOPICS: "DeleteTopics", INIT_PRODUCER_ID: "InitProducerId",
-    DESCRIBE_CONFIGS: "DescribeConfigs",
+    DESCRIBE_CONFIGS: "DescribeConfigs", DELETE_GROUPS: "DeleteGroups",
 }
 
 REQUEST_MAX_BYTES_DEFAULT = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes
@@ -70,6 +70,7 @@ class DecodedRequest:
     correlation_id: int
     client_id: str | None
     body: Any
+    client_host: str = ""   # "/127.0.0.1", as Kafka reports a member's host
 
     @property
     def name(self) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lab.broker.broker import Broker
 from lab.broker.protocol import (
@@ -81,6 +81,7 @@ class BrokerServer:
         self.stats.connections += 1
         self.stats.open_connections += 1
         peer = writer.get_extra_info("peername")
+        host = f"/{peer[0]}" if isinstance(peer, tuple) and peer else "/unknown"
         limit = self.broker.config.socket_request_max_bytes
         try:
             while True:
@@ -97,7 +98,7 @@ class BrokerServer:
                         raise
                     frame = self._unsupported_api_versions(error)
                 else:
-                    response = await self.broker.handle(request)
+                    response = await self.broker.handle(replace(request, client_host=host))
                     if response is None:
                         continue  # acks=0: no answer
                     frame = encode_response(request.api_key, request.api_version, request.correlation_id, response)
