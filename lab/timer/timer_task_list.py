@@ -72,19 +72,27 @@ class TimerTaskList:
         self.task_counter.value -= 1
 
     def flush(self, handle: Callable[[TimerTaskEntry], None]) -> None:
-        """Remove every entry and pass each to `handle` (the timer re-adds it); the bucket goes back to unused."""
+        """Remove every entry and pass each to `handle` (the timer re-adds it); the bucket goes back to unused.
+
+        The entries are unlinked first and handled after: `handle` may run a task inline, and that task may cancel
+        another entry of this very bucket (an expiring heartbeat completing a member's other delayed operation)
+        or add a new one to it. A cancelled entry is then skipped by the timer; a new one waits for the next flush.
+        """
         root = self._root
+        detached = []
         entry = root.next
-        root.next = root.prev = root  # detach the whole chain at once, then unlink its entries one by one
-        self.expiration = -1
         while entry is not root:
             assert entry is not None
             following = entry.next
             entry.next = entry.prev = None
             entry.list = None
-            self.task_counter.value -= 1
-            handle(entry)
+            detached.append(entry)
             entry = following
+        root.next = root.prev = root
+        self.task_counter.value -= len(detached)
+        self.expiration = -1
+        for entry in detached:
+            handle(entry)
 
     def entries(self) -> Iterator[TimerTaskEntry]:
         """The live entries, head to tail (cancelled ones skipped)."""

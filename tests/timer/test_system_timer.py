@@ -119,3 +119,32 @@ def test_expired_tasks_go_to_the_executor() -> None:
     task = TimerTask(0, lambda: pytest.fail("the executor decides when to run it"))
     timer.add(task)
     assert handed == [task]
+
+
+def test_a_task_may_cancel_another_task_of_the_bucket_being_flushed() -> None:
+    # Found by the coordinator's state-machine test: an expiring heartbeat removes a member, which completes (and
+    # so cancels) that member's other delayed operations, some due in the same bucket. Kafka's timer hands due
+    # tasks to another thread; the lab runs them inline, inside the bucket's flush.
+    clock = MockTime()
+    timer = SystemTimer("test", tick_ms=1, wheel_size=20, time=clock)
+    ran: list[str] = []
+    second = TimerTask(5, lambda: ran.append("second"))
+    timer.add(TimerTask(5, lambda: (ran.append("first"), second.cancel())))
+    timer.add(second)
+    timer.add(TimerTask(5, lambda: ran.append("third")))
+    while timer.advance_clock(10):
+        pass
+    assert ran == ["first", "third"]
+    assert timer.size == 0
+
+
+def test_a_task_may_schedule_a_new_task_while_its_bucket_is_flushed() -> None:
+    clock = MockTime()
+    timer = SystemTimer("test", tick_ms=1, wheel_size=4, time=clock)
+    ran: list[int] = []
+    timer.add(TimerTask(30, lambda: (ran.append(clock.milliseconds()),
+                                     timer.add(TimerTask(30, lambda: ran.append(clock.milliseconds()))))))
+    for _ in range(20):
+        timer.advance_clock(100)
+    assert ran == [30, 60]
+    assert timer.size == 0
