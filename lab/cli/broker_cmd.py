@@ -16,6 +16,8 @@ from rich.text import Text
 
 from lab.broker.broker import Broker
 from lab.broker.config import BrokerConfig, default_data_dir
+from lab.broker.coordinator import CoordinatorConfig
+from lab.broker.coordinator.override import OverrideError, load_assignor
 from lab.broker.server import BrokerServer
 
 
@@ -70,6 +72,16 @@ def broker(
         None, "--data-dir", help="Where the logs live [default: ~/.local/share/kafka-internals-lab/broker]."),
     partitions: int = typer.Option(3, "--num-partitions", min=1, help="Partitions of auto-created topics."),
     no_auto_create: bool = typer.Option(False, "--no-auto-create", help="Refuse unknown topics instead."),
+    initial_delay: int = typer.Option(
+        3000, "--group-initial-rebalance-delay-ms", min=0,
+        help="How long a new group waits for more members before its first rebalance (Kafka's default 3000)."),
+    min_session: int = typer.Option(
+        6000, "--group-min-session-timeout-ms", min=0,
+        help="Smallest session.timeout.ms a consumer may ask for (Kafka's default 6000)."),
+    assignor_override: str = typer.Option(
+        None, "--assignor-override", metavar="NAME|module:attr|file.py:attr",
+        help="Lab instrument, off by default: replace the group leader's assignment with this assignor's "
+             "(range, roundrobin, sticky, cooperative-sticky, or your own). Real Kafka never does this."),
     quiet: bool = typer.Option(False, "--quiet", help="No live status line."),
 ) -> None:
     """Run the lab's embedded Kafka broker in the foreground (confluent-kafka clients can connect to it)."""
@@ -77,8 +89,21 @@ def broker(
     if not is_loopback(host):
         console.print(f"[bold yellow]warning:[/bold yellow] binding to {host}: other machines can reach this "
                       "broker, which has no authentication. Use --host 127.0.0.1 to keep it local.")
+    if assignor_override:
+        try:
+            load_assignor(assignor_override)
+        except OverrideError as error:
+            raise typer.BadParameter(str(error), param_hint="--assignor-override") from None
+        console.print(f"[bold yellow]assignor override:[/bold yellow] group assignments will be computed by "
+                      f"{assignor_override}, not by the group leader (a lab instrument; real Kafka never does this).")
+    try:
+        coordinator = CoordinatorConfig(group_initial_rebalance_delay_ms=initial_delay,
+                                        group_min_session_timeout_ms=min_session,
+                                        assignor_override=assignor_override or None)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
     config = BrokerConfig(host=host, port=port, data_dir=data_dir or default_data_dir(), num_partitions=partitions,
-                          auto_create_topics_enable=not no_auto_create)
+                          auto_create_topics_enable=not no_auto_create, coordinator=coordinator)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         with contextlib.suppress(KeyboardInterrupt):

@@ -108,10 +108,21 @@ class GroupCoordinator:
             self.store.store_group(group)
 
     def advance_clock(self, timeout_ms: int) -> None:
-        """Fire whatever is due in both purgatories, waiting up to `timeout_ms` (on a MockTime: moving it)."""
-        self.time.sleep(max(timeout_ms, 0))
-        while self.heartbeat_purgatory.advance_clock(0) | self.rebalance_purgatory.advance_clock(0):
-            pass
+        """Let `timeout_ms` pass, firing every delayed operation in deadline order as its time comes.
+
+        For tests and lessons on a MockTime (on the system clock this really sleeps); the broker instead ticks each
+        purgatory from its own asyncio driver."""
+        purgatories = (self.heartbeat_purgatory, self.rebalance_purgatory)
+        deadline = self.time.milliseconds() + max(timeout_ms, 0)
+        while True:
+            if any([p.advance_clock(0) for p in purgatories]):
+                continue
+            now = self.time.milliseconds()
+            due = [e for e in (p.next_expiration_ms() for p in purgatories) if e is not None]
+            target = min([*due, deadline])
+            if target <= now:
+                return
+            self.time.sleep(target - now)
 
     @staticmethod
     def _valid_group_id(group_id: str | None, *, empty_allowed: bool = False) -> bool:
@@ -133,7 +144,8 @@ class GroupCoordinator:
             group.protocol_type = value.protocol_type or None
             for m in value.members:
                 member = MemberMetadata(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                        m.rebalance_timeout, m.session_timeout, value.protocol_type,
+                                        m.rebalance_timeout if m.rebalance_timeout >= 0 else m.session_timeout,
+                                        m.session_timeout, value.protocol_type,
                                         [(value.protocol or "", m.subscription)], assignment=m.assignment)
                 group.add(member)
             group.leader_id = value.leader if value.leader in group.members else group.leader_id

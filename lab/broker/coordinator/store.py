@@ -140,4 +140,5 @@ class GroupStore:
                     state.groups[key.group] = decode_group_value(record.value)
             except ValueError:
                 state.skipped += 1
+        state.offsets = {group: offsets for group, offsets in state.offsets.items() if offsets}
         return state
