@@ -39,6 +39,7 @@ from lab.broker.coordinator.delayed import (
     sync_key,
 )
 from lab.broker.coordinator.events import (
+    AssignorOverrideFailed,
     DelayedJoinScheduled,
     GroupsLoaded,
     GroupStateChanged,
@@ -99,6 +100,10 @@ class GroupCoordinator:
                               on_transition=self._on_transition)
         self.groups[group_id] = group
         return group
+
+    @property
+    def override_name(self) -> str:
+        return self.override.name if self.override is not None else ""
 
     def get_group(self, group_id: str) -> GroupMetadata | None:
         return self.groups.get(group_id)
@@ -450,8 +455,14 @@ class GroupCoordinator:
         assignment = {member_id: from_leader.get(member_id, b"") for member_id in group.members}
         overridden_by = None
         if self.override is not None and group.protocol_type == "consumer":
-            assignment = self.override.assign(group, self.partitions_per_topic())
-            overridden_by = self.override.name
+            try:
+                assignment = self.override.assign(group, self.partitions_per_topic())
+                overridden_by = self.override.name
+            except Exception as error:  # a student's assignor, or bytes it cannot read: keep the leader's
+                why = f"{type(error).__name__}: {error}"
+                logger.warning("assignor override %s failed for group %s: %s", self.override_name, group.group_id, why)
+                self.publish(lambda: AssignorOverrideFailed(group.group_id, group.generation_id, self.override_name,
+                                                            why))
         for member in group.members.values():
             member.assignment = assignment[member.member_id]
         self._store_group(group)

@@ -95,6 +95,16 @@ class SyncCompleted(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class AssignorOverrideFailed(Event):
+    """The override's assignor raised (or could not read a member's Subscription): the leader's assignment stands."""
+
+    group_id: str
+    generation: int
+    assignor: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
 class HeartbeatHandled(Event):
     group_id: str
     member_id: str

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from lab.broker.coordinator.offsets import remove_offsets_of_topics
+from lab.broker.coordinator.store import OFFSETS_TOPIC
 from lab.broker.log import ConfigError, LogConfig, LogError, UnknownTopicOrPartitionError
 from lab.broker.log.config import validate
 from lab.broker.log.metadata import validate_topic_name
@@ -116,13 +118,21 @@ async def create_topics(broker: Broker, request: DecodedRequest) -> dict[str, An
 
 async def delete_topics(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
     responses = []
+    deleted = set()
     for name in request.body.topic_names:
+        if name == OFFSETS_TOPIC:  # the coordinator's own state: refused rather than lost
+            responses.append({"name": name, "error_code": INVALID_REQUEST,
+                              "error_message": f"{OFFSETS_TOPIC} holds the group coordinator's state"})
+            continue
         try:
             broker.logs.delete_topic(name)
             broker.producers.forget_topic(name)
+            deleted.add(name)
             responses.append({"name": name, "error_code": NONE})
         except LogError as error:
             responses.append({"name": name, "error_code": error.error_code})
+    if deleted:  # committed offsets of deleted partitions go too (Kafka's handleDeletedPartitions)
+        remove_offsets_of_topics(broker.coordinator, deleted)
     return {"responses": responses}
 
 
