@@ -20,6 +20,7 @@ from typing import Annotated
 
 import typer
 
+from lab.broker.coordinator.records import OffsetKey, decode_group_value, decode_key, decode_offset_value
 from lab.broker.log.errors import LogError
 from lab.broker.log.records import BatchHeader, batch_size_at, check_batch, compute_crc, decode_records, read_header
 
@@ -53,7 +54,33 @@ def _text(value: bytes) -> str:
     return value.decode("utf-8", errors="replace")
 
 
-def _dump_log(path: Path, data: bytes, print_data_log: bool) -> int:
+def _offsets_record(key: bytes | None, value: bytes | None) -> str:
+    """A `__consumer_offsets` record in words (Kafka's `--offsets-decoder`); undecodable bytes say why."""
+    try:
+        decoded = decode_key(key or b"")
+    except ValueError as error:
+        return f" key: <not a coordinator key: {error}>"
+    if isinstance(decoded, OffsetKey):
+        line = f" key: offset_commit group={decoded.group} topic={decoded.topic} partition={decoded.partition}"
+    else:
+        line = f" key: group_metadata group={decoded.group}"
+    if value is None:
+        return line + " payload: <DELETE>"
+    try:
+        if isinstance(decoded, OffsetKey):
+            o = decode_offset_value(value)
+            return (line + f" payload: offset={o.offset} leader_epoch={o.leader_epoch} metadata={o.metadata!r} "
+                    f"commit_timestamp={o.commit_timestamp}")
+        g = decode_group_value(value)
+        members = ",".join(f"{m.member_id}{'(' + m.group_instance_id + ')' if m.group_instance_id else ''}"
+                           for m in g.members)
+        return (line + f" payload: protocol_type={g.protocol_type!r} generation={g.generation} "
+                f"protocol={g.protocol} leader={g.leader} members=[{members}]")
+    except ValueError as error:
+        return line + f" payload: <cannot decode: {error}>"
+
+
+def _dump_log(path: Path, data: bytes, print_data_log: bool, offsets_decoder: bool = False) -> int:
     typer.echo(f"Log starting offset: {int(path.stem)}" if path.stem.isdigit() else "Log starting offset: ?")
     valid = 0
     for position, header, batch in _batches(data):
@@ -71,10 +98,13 @@ def _dump_log(path: Path, data: bytes, print_data_log: bool) -> int:
             line = (f"| offset: {record.offset} {header.timestamp_type.label}: {record.timestamp} "
                     f"keySize: {record.key_size} valueSize: {record.value_size} sequence: {record.sequence} "
                     f"headerKeys: [{','.join(name for name, _ in record.headers)}]")
-            if record.key is not None:
-                line += f" key: {_text(record.key)}"
-            if record.value is not None:
-                line += f" payload: {_text(record.value)}"
+            if offsets_decoder:
+                line += _offsets_record(record.key, record.value)
+            else:
+                if record.key is not None:
+                    line += f" key: {_text(record.key)}"
+                if record.value is not None:
+                    line += f" payload: {_text(record.value)}"
             typer.echo(line)
     if valid < len(data):
         typer.echo(f"Found {len(data) - valid} invalid bytes at the end of {path.name}")
@@ -136,6 +166,9 @@ def dump_log(
     path: Annotated[Path, typer.Argument(help="A segment's .log, .index or .timeindex file.", show_default=False)],
     print_data_log: Annotated[bool, typer.Option("--print-data-log", help="Also print every record: offset, "
                                                  "timestamp, sizes, header keys, key and payload.")] = False,
+    offsets_decoder: Annotated[bool, typer.Option("--offsets-decoder", help="Read the records as the group "
+                                                  "coordinator's (a __consumer_offsets segment): commits, group "
+                                                  "metadata and tombstones. Implies --print-data-log.")] = False,
     verify_index_only: Annotated[bool, typer.Option("--verify-index-only", help="For an index file: check every "
                                                     "entry against the .log beside it and print only the "
                                                     "mismatches.")] = False,
@@ -161,7 +194,7 @@ def dump_log(
     typer.echo(f"Dumping {path}")
     try:
         if path.suffix == ".log":
-            code = _dump_log(path, data, print_data_log)
+            code = _dump_log(path, data, print_data_log or offsets_decoder, offsets_decoder)
         elif not path.stem.isdigit():
             typer.echo(f"Error: an index file is named by its base offset, got {path.name}", err=True)
             code = 2
