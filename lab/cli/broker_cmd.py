@@ -39,6 +39,7 @@ def status_line(server: BrokerServer, started: float, last: tuple[float, int]) -
     return Text.assemble(
         ("● ", "bold green"), f"up {time.monotonic() - started:,.0f}s  ",
         f"topics {len(topics)} ({partitions} partitions)  ",
+        f"groups {len(server.broker.coordinator.groups)}  ",
         f"connections {stats.open_connections}  ",
         f"in {stats.bytes_in / 2**20:,.1f} MiB  out {stats.bytes_out / 2**20:,.1f} MiB  ",
         f"{rate:,.0f} req/s",
