@@ -61,6 +61,7 @@ class Broker:
         self.supported_versions: dict[int, tuple[int, int]] = dict(SUPPORTED_VERSIONS)
         self._drivers: list[AsyncTimerDriver] = []
         self._retention_task: asyncio.Task[None] | None = None
+        self._cleaner_task: asyncio.Task[None] | None = None
         # Producer ids must not repeat across restarts (the producer state is not persisted): start from the wall clock.
         self._next_producer_id = int(wallclock.time() * 1000)
         self.port = config.port
@@ -75,12 +76,15 @@ class Broker:
         for driver in self._drivers:
             driver.start()
         self._retention_task = asyncio.get_running_loop().create_task(self._retention_loop(), name="retention")
+        self._cleaner_task = asyncio.get_running_loop().create_task(self._cleaner_loop(), name="log-cleaner")
 
     async def stop(self) -> None:
         for driver in self._drivers:
             await driver.stop()
         if self._retention_task is not None:
             self._retention_task.cancel()
+        if self._cleaner_task is not None:
+            self._cleaner_task.cancel()
         self.logs.close()
 
     def wake_timer(self) -> None:
@@ -98,6 +102,15 @@ class Broker:
                 self.logs.delete_old_segments()
             except Exception:  # a failing retention pass must not stop the broker
                 logger.exception("retention check failed")
+
+    async def _cleaner_loop(self) -> None:
+        # Kafka's cleaner threads; here compaction runs on the event loop, between requests.
+        while True:
+            await asyncio.sleep(self.config.log_cleaner_backoff_ms / 1000)
+            try:
+                self.logs.clean_logs()
+            except Exception:  # a failing cleaning must not stop the broker
+                logger.exception("log cleaning failed")
 
     def allocate_producer_id(self) -> int:
         self._next_producer_id += 1

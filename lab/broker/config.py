@@ -30,6 +30,7 @@ class BrokerConfig:
     socket_request_max_bytes: int = REQUEST_MAX_BYTES_DEFAULT
     fetch_purgatory_purge_interval_requests: int = 1000
     retention_check_interval_ms: int = 300_000    # log.retention.check.interval.ms
+    log_cleaner_backoff_ms: int = 15_000          # log.cleaner.backoff.ms: pause between cleaner passes
     coordinator: CoordinatorConfig = field(default_factory=CoordinatorConfig)  # group.* and offsets.* settings
 
     def advertised(self) -> str:

@@ -86,6 +86,26 @@ class SegmentDeleted(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class LogCleaned(Event):
+    """Compaction rewrote offsets `first_offset` .. `last_offset` (the dirty part began at `first_dirty_offset`).
+
+    Only the latest record of each key survived: `records_kept` of `records_kept + records_removed`, and the
+    rewritten segments shrank from `bytes_before` to `bytes_after`. `dirty_ratio` is what made the log eligible.
+    """
+
+    topic: str
+    partition: int
+    first_offset: int
+    last_offset: int
+    first_dirty_offset: int
+    dirty_ratio: float
+    bytes_before: int
+    bytes_after: int
+    records_kept: int
+    records_removed: int
+
+
+@dataclass(frozen=True, slots=True)
 class LogRecovered(Event):
     """A log was opened; `truncated_bytes` of torn or corrupt tail were cut from segment `base_offset`."""
 

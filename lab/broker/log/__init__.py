@@ -8,6 +8,9 @@
     log.py            PartitionLog: LEO, HW, log start offset; append, read, timestamp lookup, retention
     results.py        AppendInfo, ReadResult, TimestampAndOffset, ListOffsets' special timestamps, WallTime
     retention.py      which segments retention.ms / retention.bytes may delete
+    cleaner.py        compaction (cleanup.policy=compact): the latest record of each key survives
+    record_filter.py  compaction of one batch: which records stay, tombstones' delete horizon
+    swap.py           putting cleaned segments in place crash-safely, and recovering an interrupted swap
     metadata.py       topic ids (partition.metadata), topic name rules
     config.py         topic configs with Kafka's names, defaults and validation
     manager.py        LogManager: every partition under one data directory
@@ -24,6 +27,7 @@ A short tour:
 """
 
 from lab.broker.log.batch_builder import SimpleRecord, build_batch
+from lab.broker.log.cleaner import CleanResult
 from lab.broker.log.compression import Compression
 from lab.broker.log.config import ConfigEntry, ConfigSource, ConfigType, LogConfig, describe
 from lab.broker.log.errors import (
@@ -55,10 +59,10 @@ from lab.broker.log.segment import FileSlice, LogSegment
 
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP", "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "MAX_TIMESTAMP", "AppendInfo",
-    "BatchHeader", "Compression", "ConfigEntry", "ConfigError", "ConfigSource", "ConfigType", "CorruptRecordError",
-    "FileSlice", "InvalidPartitionsError", "InvalidRecordError", "InvalidTopicError", "LogConfig", "LogError",
-    "LogManager", "LogSegment", "OffsetOutOfRangeError", "PartitionLog", "ReadResult", "Record",
-    "RecordTooLargeError", "SimpleRecord", "TimestampAndOffset", "TimestampType", "TopicExistsError",
+    "BatchHeader", "CleanResult", "Compression", "ConfigEntry", "ConfigError", "ConfigSource", "ConfigType",
+    "CorruptRecordError", "FileSlice", "InvalidPartitionsError", "InvalidRecordError", "InvalidTopicError",
+    "LogConfig", "LogError", "LogManager", "LogSegment", "OffsetOutOfRangeError", "PartitionLog", "ReadResult",
+    "Record", "RecordTooLargeError", "SimpleRecord", "TimestampAndOffset", "TimestampType", "TopicExistsError",
     "TopicMetadata", "UnknownTopicOrPartitionError", "WallTime", "build_batch", "check_batch", "decode_records",
     "describe", "iter_batches",
 ]

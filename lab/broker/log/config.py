@@ -58,9 +58,19 @@ class ConfigKey:
     documentation: str
     minimum: int | None = None
     choices: tuple[str, ...] = ()
+    maximum: float | None = None  # DOUBLE only (INT and LONG are bounded by their type)
 
-    def parse(self, raw: str) -> int | str:
+    def parse(self, raw: str) -> int | float | str:
         """The typed value, or ConfigError naming what this key accepts."""
+        if self.type is ConfigType.DOUBLE:
+            try:
+                number = float(str(raw).strip())
+            except ValueError:
+                number = float("nan")
+            if not (self.minimum or 0) <= number <= (self.maximum if self.maximum is not None else float("inf")):
+                raise ConfigError(f"{self.name} must be a number between {self.minimum} and {self.maximum}, "
+                                  f"got {raw!r}")
+            return number
         if self.type in (ConfigType.INT, ConfigType.LONG):
             limit = INT_MAX if self.type is ConfigType.INT else LONG_MAX
             try:
@@ -80,9 +90,11 @@ class ConfigKey:
 
 
 _KEYS = (
-    ConfigKey("cleanup.policy", ConfigType.LIST, "delete", "delete: retention removes old segments; compact is "
-              "accepted for internal topics but this broker does not compact (a compact-only log keeps everything)",
+    ConfigKey("cleanup.policy", ConfigType.LIST, "delete", "delete: retention removes old segments; compact: the "
+              "log cleaner keeps only the latest record of each key; compact,delete: both",
               choices=("delete", "compact")),
+    ConfigKey("delete.retention.ms", ConfigType.LONG, "86400000", "how long compaction keeps a tombstone after "
+              "the cleaning that first kept it", minimum=0),
     ConfigKey("compression.type", ConfigType.STRING, "producer", "this broker stores batches exactly as the "
               "producer compressed them", choices=("producer",)),
     ConfigKey("flush.messages", ConfigType.LONG, str(LONG_MAX), "fsync the log after this many unflushed records",
@@ -90,10 +102,16 @@ _KEYS = (
     ConfigKey("flush.ms", ConfigType.LONG, str(LONG_MAX), "fsync the log on an append this long after the last "
               "fsync", minimum=0),
     ConfigKey("index.interval.bytes", ConfigType.INT, "4096", "bytes of log between two index entries", minimum=0),
+    ConfigKey("max.compaction.lag.ms", ConfigType.LONG, str(LONG_MAX), "compact a log whatever its dirty ratio "
+              "once a dirty segment's first batch is older than this", minimum=1),
     ConfigKey("max.message.bytes", ConfigType.INT, "1048588", "largest record batch the log accepts", minimum=0),
     ConfigKey("message.timestamp.type", ConfigType.STRING, "CreateTime", "CreateTime keeps the producer's "
               "timestamps; LogAppendTime stamps each batch with the broker's clock",
               choices=("CreateTime", "LogAppendTime")),
+    ConfigKey("min.cleanable.dirty.ratio", ConfigType.DOUBLE, "0.5", "compact a log only when dirty bytes exceed "
+              "this share of the bytes up to the active segment", minimum=0, maximum=1),
+    ConfigKey("min.compaction.lag.ms", ConfigType.LONG, "0", "leave records uncompacted for at least this long",
+              minimum=0),
     ConfigKey("min.insync.replicas", ConfigType.INT, "1", "accepted for compatibility; this broker has one "
               "replica", minimum=1),
     ConfigKey("retention.bytes", ConfigType.LONG, "-1", "delete old segments while the log is larger than "
@@ -125,11 +143,15 @@ class LogConfig:
     """The effective, typed config of one log, plus the layers it was built from."""
 
     cleanup_policy: str
+    delete_retention_ms: int
     flush_messages: int
     flush_ms: int
     index_interval_bytes: int
+    max_compaction_lag_ms: int
     max_message_bytes: int
     message_timestamp_type: str
+    min_cleanable_dirty_ratio: float
+    min_compaction_lag_ms: int
     retention_bytes: int
     retention_ms: int
     segment_bytes: int
@@ -148,10 +170,16 @@ class LogConfig:
         def value(name: str) -> int:
             return int(merged[name])
 
-        return cls(cleanup_policy=merged["cleanup.policy"], flush_messages=value("flush.messages"),
+        if value("min.compaction.lag.ms") > value("max.compaction.lag.ms"):  # Kafka's LogConfig.validateValues
+            raise ConfigError(f"conflicting topic configs: min.compaction.lag.ms ({value('min.compaction.lag.ms')}) "
+                              f"> max.compaction.lag.ms ({value('max.compaction.lag.ms')})")
+        return cls(cleanup_policy=merged["cleanup.policy"], delete_retention_ms=value("delete.retention.ms"),
+                   flush_messages=value("flush.messages"),
                    flush_ms=value("flush.ms"), index_interval_bytes=value("index.interval.bytes"),
-                   max_message_bytes=value("max.message.bytes"),
+                   max_compaction_lag_ms=value("max.compaction.lag.ms"), max_message_bytes=value("max.message.bytes"),
                    message_timestamp_type=merged["message.timestamp.type"],
+                   min_cleanable_dirty_ratio=float(merged["min.cleanable.dirty.ratio"]),
+                   min_compaction_lag_ms=value("min.compaction.lag.ms"),
                    retention_bytes=value("retention.bytes"), retention_ms=value("retention.ms"),
                    segment_bytes=value("segment.bytes"), segment_index_bytes=value("segment.index.bytes"),
                    segment_ms=value("segment.ms"), overrides=topic, broker_defaults=broker)
@@ -160,6 +188,11 @@ class LogConfig:
     def deletes(self) -> bool:
         """Whether time and size retention apply (cleanup.policy contains "delete")."""
         return "delete" in self.cleanup_policy.split(",")
+
+    @property
+    def compacts(self) -> bool:
+        """Whether the log cleaner compacts this log (cleanup.policy contains "compact")."""
+        return "compact" in self.cleanup_policy.split(",")
 
     @property
     def log_append_time(self) -> bool:

@@ -12,7 +12,7 @@ both to the active segment in one write, and moves LEO and HW from 0 to 5. A fet
 the batch holding 4 (the one based at 3) and returns it whole: the consumer skips offset 3 itself.
 With `segment.bytes=100` the second produce rolls a new segment named after offset 5; once the
 newest record of the first segment is older than `retention.ms`, retention deletes that segment and
-the log start offset becomes 5.
+the log start offset becomes 5. With `cleanup.policy=compact`, `clean()` compacts instead (cleaner.py).
 
 Not thread-safe: the broker calls it from one thread (its event loop).
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import uuid
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from lab.broker.events import (
@@ -34,6 +34,7 @@ from lab.broker.events import (
     SegmentDeleted,
     SegmentRolled,
 )
+from lab.broker.log.cleaner import CleanResult, clean_log, require_keys
 from lab.broker.log.config import INT_MAX, LogConfig
 from lab.broker.log.errors import InvalidRecordError, OffsetOutOfRangeError, RecordTooLargeError
 from lab.broker.log.metadata import fsync_path, read_partition_metadata, write_partition_metadata
@@ -58,6 +59,7 @@ from lab.broker.log.segment import (
     FileSlice,
     LogSegment,
 )
+from lab.broker.log.swap import complete_interrupted_swaps, swap_in
 from lab.timer.time import Time
 
 
@@ -98,6 +100,7 @@ class PartitionLog:
         # last one (the only one a crash can have left half-written), and derive the offsets.
         for leftover in self.directory.glob(f"*{DELETED_SUFFIX}"):
             leftover.unlink(missing_ok=True)
+        complete_interrupted_swaps(self.directory)  # a cleaning cut short by a crash (swap.py)
         bases = sorted(int(path.stem) for path in self.directory.glob(f"*{LOG_SUFFIX}") if path.stem.isdigit())
         for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             for orphan in self.directory.glob(f"*{suffix}"):
@@ -156,10 +159,12 @@ class PartitionLog:
         append_time = now if self.config.log_append_time else NO_TIMESTAMP
         batches: list[BatchInfo] = []
         offset, max_timestamp, offset_of_max, count = self._log_end_offset, NO_TIMESTAMP, -1, 0
-        for position, header in iter_batches(data):
+        for position, header in iter_batches(data, from_client=True):
             if header.size > self.config.max_message_bytes:
                 raise RecordTooLargeError(f"batch of {header.size} bytes at position {position} exceeds "
                                           f"max.message.bytes ({self.config.max_message_bytes})")
+            if self.config.compacts:
+                require_keys(memoryview(data)[position:position + header.size], header, position)
             set_base_offset(data, position, offset)
             last = offset + header.last_offset_delta
             batch_max = header.max_timestamp
@@ -318,6 +323,32 @@ class PartitionLog:
             self._publish(lambda: LogStartOffsetMoved(self.topic, self.partition, old, self._log_start_offset,
                                                       reason))
         return len(doomed)
+
+    # -- compaction ------------------------------------------------------------------------------------
+    def clean(self, now_ms: int | None = None) -> CleanResult | None:
+        """Compact the segments before the active one if `cleanup.policy` includes compact and the log is dirty
+        enough (`min.cleanable.dirty.ratio`); None when nothing was done. See cleaner.py."""
+        if not self.config.compacts:
+            return None
+        result = clean_log(self, self._clock.milliseconds() if now_ms is None else now_ms)
+        if result is not None:
+            event = result.event(self.topic, self.partition)
+            self._publish(lambda: event)
+        return result
+
+    def replace_segments(self, base_offset: int, old: Sequence[LogSegment]) -> LogSegment:
+        """Swap the cleaner's finished `.cleaned` segment in for the consecutive segments `old` (Kafka's
+        `replaceSegments`): swap.py moves the files crash-safely, then the new segment takes their place here."""
+        first = self._segments.index(old[0])
+        swap_in(self.directory, base_offset, old)
+        segment, _ = LogSegment.open(self.directory, base_offset, index_interval_bytes=self.config.index_interval_bytes,
+                                     max_index_size=self.config.segment_index_bytes,
+                                     now_ms=self._clock.milliseconds(), recover=False)
+        self._segments[first:first + len(old)] = [segment]
+        self._base_offsets[first:first + len(old)] = [base_offset]
+        for replaced in old:
+            self._dirty.pop(replaced.base_offset, None)
+        return segment
 
     # -- durability and lifecycle ----------------------------------------------------------------------
     def flush(self) -> None:

@@ -8,7 +8,8 @@ A batch is a fixed 61-byte header followed by its records (compressed as a whole
         12     4  partitionLeaderEpoch
         16     1  magic                 2
         17     4  crc                   CRC-32C of every byte from `attributes` to the end of the batch
-        21     2  attributes            bits 0-2 codec, bit 3 timestamp type, bit 4 transactional, bit 5 control
+        21     2  attributes            bits 0-2 codec, bit 3 timestamp type, bit 4 transactional, bit 5 control,
+                                        bit 6 delete horizon (set by compaction: baseTimestamp is then the horizon)
         23     4  lastOffsetDelta       record count - 1 for a batch fresh from a producer
         27     8  baseTimestamp
         35     8  maxTimestamp
@@ -52,6 +53,7 @@ _COMPRESSION_MASK = 0x07
 _TIMESTAMP_TYPE_BIT = 0x08
 _TRANSACTIONAL_BIT = 0x10
 _CONTROL_BIT = 0x20
+DELETE_HORIZON_BIT = 0x40
 
 
 class TimestampType(IntEnum):
@@ -111,6 +113,11 @@ class BatchHeader:
         return bool(self.attributes & _CONTROL_BIT)
 
     @property
+    def delete_horizon_ms(self) -> int | None:
+        """When compaction may drop this batch's tombstones: `baseTimestamp` if attributes bit 6 is set (KIP-534)."""
+        return self.base_timestamp if self.attributes & DELETE_HORIZON_BIT else None
+
+    @property
     def last_sequence(self) -> int:
         """Sequence of the last record; sequences wrap at 2**31 - 1 like Kafka's `DefaultRecordBatch`."""
         if self.base_sequence == NO_SEQUENCE:
@@ -158,11 +165,14 @@ def compute_crc(batch: bytes | bytearray | memoryview) -> int:
     return int(crc32c.crc32c(memoryview(batch)[CRC_START:]))
 
 
-def check_batch(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader:
+def check_batch(buf: bytes | bytearray | memoryview, pos: int = 0, *, from_client: bool = False) -> BatchHeader:
     """Decode and validate the batch at `pos`: magic, length, record count and CRC. O(batch), in C for the CRC.
 
     Raises CorruptRecordError for bytes that cannot be a batch and InvalidRecordError for a well-formed
-    batch the log will not take (Kafka's `LogValidator.validateBatch` draws the same line).
+    batch the log will not take (Kafka's `LogValidator.validateBatch` draws the same line). A batch fresh
+    from a client (`from_client=True`, what `PartitionLog.append` checks) must hold lastOffsetDelta + 1
+    records; a stored batch may hold fewer, because compaction removes records but keeps the batch's
+    offsets (Kafka's `MemoryRecords.filterTo`), so it spans more offsets than it has records.
     """
     header = read_header(buf, pos)
     if header.magic != MAGIC_V2:
@@ -178,9 +188,10 @@ def check_batch(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeade
     if actual != header.crc:
         raise CorruptRecordError(f"batch at position {pos} (baseOffset {header.base_offset}) stores CRC "
                                  f"{header.crc} but its bytes give {actual}")
-    if header.records_count <= 0:
+    if header.records_count < (1 if from_client else 0):
         raise InvalidRecordError(f"batch at position {pos} holds {header.records_count} records")
-    if header.last_offset_delta != header.records_count - 1:
+    if (header.last_offset_delta != header.records_count - 1 if from_client
+            else header.last_offset_delta < max(header.records_count - 1, 0)):
         raise InvalidRecordError(f"batch at position {pos} has {header.records_count} records but "
                                  f"lastOffsetDelta {header.last_offset_delta}")
     if header.compression > Compression.ZSTD:
@@ -188,11 +199,12 @@ def check_batch(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeade
     return header
 
 
-def iter_batches(buf: bytes | bytearray | memoryview) -> Iterator[tuple[int, BatchHeader]]:
+def iter_batches(buf: bytes | bytearray | memoryview, *, from_client: bool = False
+                 ) -> Iterator[tuple[int, BatchHeader]]:
     """(position, header) of each batch in a run of back-to-back batches; any defect raises."""
     pos = 0
     while pos < len(buf):
-        header = check_batch(buf, pos)
+        header = check_batch(buf, pos, from_client=from_client)
         yield pos, header
         pos += header.size
 

@@ -66,15 +66,16 @@ class FileSlice:
 
 class LogSegment:
     def __init__(self, directory: Path, base_offset: int, *, index_interval_bytes: int, max_index_size: int,
-                 created_ms: int) -> None:
+                 created_ms: int, file_suffix: str = "") -> None:
+        """`file_suffix` names files still being written, e.g. the cleaner's `0000.log.cleaned` (see swap.py)."""
         self.base_offset = base_offset
         stem = directory / segment_name(base_offset)
-        self.log_path = stem.with_suffix(LOG_SUFFIX)
+        self.log_path = stem.with_suffix(LOG_SUFFIX + file_suffix)
         self.index_interval_bytes = index_interval_bytes
         self._max_index_size = max_index_size
         self.created_ms = created_ms
-        self.offset_index = OffsetIndex(stem.with_suffix(INDEX_SUFFIX), base_offset, max_index_size)
-        self.time_index = TimeIndex(stem.with_suffix(TIME_INDEX_SUFFIX), base_offset, max_index_size)
+        self.offset_index = OffsetIndex(stem.with_suffix(INDEX_SUFFIX + file_suffix), base_offset, max_index_size)
+        self.time_index = TimeIndex(stem.with_suffix(TIME_INDEX_SUFFIX + file_suffix), base_offset, max_index_size)
         self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self.fd).st_size
         self.next_offset = base_offset  # offset after the last batch

@@ -17,11 +17,11 @@ CONFIG = CoordinatorConfig(group_initial_rebalance_delay_ms=50, group_min_sessio
 TP0, TP1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
 
 
-def harness_on(directory: Path) -> tuple[Harness, LogManager]:
+def harness_on(directory: Path, config: CoordinatorConfig = CONFIG) -> tuple[Harness, LogManager]:
+    """A coordinator whose store is a LogManager on `directory`, loaded from whatever is there."""
     logs = LogManager(directory)
-    h = Harness(CONFIG)
-    store = GroupStore(logs, CONFIG, h.time)
-    h.coordinator.store = store
+    h = Harness(config)
+    h.coordinator.store = GroupStore(logs, config, h.time)
     h.coordinator.load()
     return h, logs
 
@@ -103,3 +103,23 @@ def test_records_that_are_not_the_coordinators_are_skipped(tmp_path: Path) -> No
     state = store.load()
     assert state.records == 1 and state.skipped == 1 and not state.groups and not state.offsets
     logs.close()
+
+
+def test_compaction_keeps_the_offsets_log_small_and_the_offsets_the_same(tmp_path: Path) -> None:
+    small = CoordinatorConfig(group_initial_rebalance_delay_ms=50, group_min_session_timeout_ms=10,
+                              offsets_topic_num_partitions=1, offsets_topic_segment_bytes=2_048)
+    h, logs = harness_on(tmp_path, small)
+    for offset in range(300):  # one group committing two partitions, over and over
+        h.coordinator.handle_commit_offsets("busy", "", None, -1, {
+            TP0: OffsetAndMetadata(offset, commit_timestamp_ms=offset), TP1: OffsetAndMetadata(offset * 2)})
+    log = logs.get_log(OFFSETS_TOPIC, 0)
+    before = log.size_in_bytes
+    results = logs.clean_logs()
+    assert results and log.size_in_bytes < before / 5, (before, log.size_in_bytes)
+    logs.close()
+
+    again, logs = harness_on(tmp_path, small)
+    assert again.coordinator.handle_fetch_offsets("busy", None) == (E.NONE, {
+        TP0: OffsetAndMetadata(299, -1, "", 299), TP1: OffsetAndMetadata(598, -1, "", -1)})
+    logs.close()
+

@@ -101,7 +101,8 @@ def test_topics_ids_and_configs_survive_a_restart(tmp_path: Path) -> None:
     with LogManager(tmp_path, {"retention.ms": "3600000"}) as manager:
         orders = manager.create_topic("orders", 3, {"segment.bytes": "1024", "cleanup.policy": "compact,delete"})
         manager.create_topic("audit", 1)
-        manager.get_log("orders", 2).append(BATCHES[0])
+        keyed = [SimpleRecord(b"v", key=b"%d" % number, timestamp=1_000) for number in range(3)]
+        manager.get_log("orders", 2).append(build_batch(keyed))  # a compacted topic takes only keyed records
     with LogManager(tmp_path, {"retention.ms": "3600000"}) as manager:
         assert sorted(manager.topics()) == ["audit", "orders"]
         assert manager.topic("orders").topic_id == orders and manager.topic_name(orders) == "orders"

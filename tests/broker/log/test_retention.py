@@ -77,5 +77,5 @@ def test_deletions_are_published_with_their_reason(tmp_path: Path) -> None:
 def test_compact_only_topics_are_not_trimmed(tmp_path: Path) -> None:
     log = open_log(tmp_path, MockTime(start_ms=10**9), segment_bytes=300, retention_ms=1, cleanup_policy="compact")
     for number in range(5):
-        log.append(one_record(timestamp=number))
+        log.append(build_batch([SimpleRecord(b"x" * 50, key=b"k", timestamp=number)]))
     assert log.delete_old_segments() == 0
