@@ -237,6 +237,16 @@ class GroupCoordinator:
             return None
         return None if group.has(member_id) else E.UNKNOWN_MEMBER_ID
 
+    def _validate_member_of_generation(self, group: GroupMetadata, member_id: str, instance_id: str | None,
+                                       generation_id: int) -> int | None:
+        """SyncGroup's and Heartbeat's common checks: the group lives, the member is current, the generation too."""
+        if group.is_(DEAD):
+            return E.COORDINATOR_NOT_AVAILABLE
+        error = self.validate_current_member(group, member_id, instance_id)
+        if error is not None:
+            return error
+        return E.ILLEGAL_GENERATION if generation_id != group.generation_id else None
+
     def _current_member_join(self, group: GroupMetadata, member_id: str, instance_id: str | None, client_id: str,
                              client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int, protocol_type: str,
                              protocols: Protocols, callback: JoinCallback, reason: str) -> None:
@@ -438,13 +448,9 @@ class GroupCoordinator:
     def _validate_sync_group(self, group: GroupMetadata, generation_id: int, member_id: str,
                              protocol_type: str | None, protocol_name: str | None,
                              instance_id: str | None) -> int | None:
-        if group.is_(DEAD):
-            return E.COORDINATOR_NOT_AVAILABLE
-        error = self.validate_current_member(group, member_id, instance_id)
+        error = self._validate_member_of_generation(group, member_id, instance_id, generation_id)
         if error is not None:
             return error
-        if generation_id != group.generation_id:
-            return E.ILLEGAL_GENERATION
         if protocol_type is not None and group.protocol_type != protocol_type:
             return E.INCONSISTENT_GROUP_PROTOCOL
         if protocol_name is not None and group.protocol_name != protocol_name:
@@ -522,13 +528,9 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             return E.UNKNOWN_MEMBER_ID
-        if group.is_(DEAD):
-            return E.COORDINATOR_NOT_AVAILABLE
-        error = self.validate_current_member(group, member_id, instance_id)
+        error = self._validate_member_of_generation(group, member_id, instance_id, generation_id)
         if error is not None:
             return error
-        if generation_id != group.generation_id:
-            return E.ILLEGAL_GENERATION
         if group.is_(EMPTY):
             return E.UNKNOWN_MEMBER_ID
         self._complete_and_schedule_next_heartbeat(group, group.get(member_id))
