@@ -24,7 +24,7 @@ from lab.broker.coordinator import GroupCoordinator
 from lab.broker.coordinator.override import AssignorOverride
 from lab.broker.coordinator.store import GroupStore
 from lab.broker.events import EventBus
-from lab.broker.log import LogManager, PartitionLog
+from lab.broker.log import LogManager, PartitionLog, WallTime
 from lab.broker.producer_state import ProducerStateManager
 from lab.broker.protocol import DecodedRequest, ProtocolError, build, response_type
 from lab.broker.request_events import RequestHandled
@@ -49,7 +49,8 @@ class Broker:
             purge_interval=config.fetch_purgatory_purge_interval_requests,
         )
         clock = time if time is not None else SYSTEM_TIME
-        self.group_store = GroupStore(self.logs, config.coordinator, clock)
+        # Record timestamps and commit times are epoch milliseconds; the purgatories' clock is monotonic.
+        self.group_store = GroupStore(self.logs, config.coordinator, time if time is not None else WallTime())
         override = config.coordinator.assignor_override
         self.coordinator = GroupCoordinator(
             config.coordinator, time=clock, bus=self.bus, store=self.group_store,

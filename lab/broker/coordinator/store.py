@@ -54,6 +54,7 @@ class LoadedState:
 
 class GroupStore:
     def __init__(self, logs: LogManager, config: CoordinatorConfig, time: Time) -> None:
+        """`time` stamps the records and must be an epoch clock (WallTime, or a MockTime in tests)."""
         self.logs, self.config, self.time = logs, config, time
 
     def ensure_topic(self) -> None:
@@ -88,7 +89,7 @@ class GroupStore:
     def store_group(self, group: GroupMetadata) -> None:
         value = GroupValue(
             protocol_type=group.protocol_type or "", generation=group.generation_id, protocol=group.protocol_name,
-            leader=group.leader_id, current_state_timestamp=group.state_timestamp_ms or -1,
+            leader=group.leader_id, current_state_timestamp=self.time.milliseconds(),
             members=tuple(MemberValue(
                 member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
                 client_host=m.client_host, rebalance_timeout=m.rebalance_timeout_ms,

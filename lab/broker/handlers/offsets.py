@@ -20,7 +20,7 @@ def _exists(broker: Broker, tp: TopicPartition) -> bool:
 
 async def offset_commit(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
     body = request.body
-    now = broker.time.milliseconds()
+    now = broker.group_store.time.milliseconds()  # commit time: epoch milliseconds
     wanted: dict[TopicPartition, OffsetAndMetadata] = {}
     unknown: set[TopicPartition] = set()
     for topic in body.topics:

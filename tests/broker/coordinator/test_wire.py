@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime
+import time
 
 import pytest
 
+from lab.assignors import TopicPartition
 from lab.broker.coordinator import errors as E
 from lab.broker.coordinator.consumer_protocol import encode_subscription
 from lab.broker.coordinator.events import AssignorOverrideFailed
@@ -70,6 +72,8 @@ def test_a_whole_rebalance_over_the_wire_at_v0(embedded_broker: EmbeddedBroker, 
             {"partition_index": 0, "committed_offset": 42, "committed_metadata": "m"},
             {"partition_index": 9, "committed_offset": 1, "committed_metadata": None}]}]})
     assert [int(p.error_code) for p in commit.topics[0].partitions] == [0, E.UNKNOWN_TOPIC_OR_PARTITION]
+    stamped = embedded_broker.call(lambda b: b.coordinator.groups[group].offsets[TopicPartition(topic_name, 0)])
+    assert abs(stamped.commit_timestamp_ms - time.time() * 1000) < 86_400_000, "commit time is an epoch time"
     fetched = call(embedded_broker, OFFSET_FETCH, 1, {
         "group_id": group, "topics": [{"name": topic_name, "partition_indexes": [0, 1]}]})
     assert [(p.partition_index, p.committed_offset, p.metadata) for p in fetched.topics[0].partitions] == [
