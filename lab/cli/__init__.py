@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 import lab
-from lab.cli import assign_cmd, broker_cmd, dump_log_cmd, timer_cmd
+from lab.cli import assign_cmd, broker_cmd, dump_log_cmd, stack_cmd, timer_cmd
 
 app = typer.Typer(
     name="lab",
@@ -18,6 +18,10 @@ app.add_typer(timer_cmd.app, name="timer")
 app.command("assign")(assign_cmd.assign)
 app.command("dump-log")(dump_log_cmd.dump_log)
 app.command("broker")(broker_cmd.broker)
+app.command("up")(stack_cmd.up)
+app.command("down")(stack_cmd.down)
+app.command("status")(stack_cmd.status)
+app.command("doctor")(stack_cmd.doctor)
 
 
 def _version(value: bool) -> None:
