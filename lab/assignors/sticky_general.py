@@ -24,10 +24,29 @@ Fill order puts t2 first (fewer possible consumers), then t1:
     result C1: [t1-0, t1-2], C2: [t2-0, t2-1], C3: [t1-1]: sizes 2/2/1, balanced, no moves needed.
 
 The builder keeps Kafka's `TreeSet` of members ordered by (size, member id) as a sorted list, and caches the balance
-check between moves; the moves made are the ones Kafka makes. Two deliberate differences: when a move would swap a
+check between moves; the moves made are the ones Kafka makes. Three deliberate differences: when a move would swap a
 partition back to a member that moved a partition of the same topic away, Kafka picks whichever such partition its
-`HashSet` yields first and the lab picks the earliest moved; and a partition is only returned to its older-generation
-owner if that owner still subscribes to the topic (upstream does not check, which can produce an invalid assignment).
+`HashSet` yields first and the lab picks the earliest moved; a partition is only returned to its older-generation
+owner if that owner still subscribes to the topic (upstream does not check, which can produce an invalid assignment);
+and the lab stops a cycle of moves on which Kafka loops forever.
+
+Where Kafka loops forever. Before moving p to C, Kafka looks for a partition q of the same topic that earlier moved
+from C to p's *original* owner, and moves q back instead (`getTheActualPartitionToBeMoved`): fewer partitions end
+up away from home. But if p has itself moved (A -> B), q sits on A, not on B: A shrinks while B, the member that was
+too big, keeps its size, and the next moves can refill A and start again. Five members, C2 and C3 joining:
+
+    owned  C0 (t1): t1-2 t1-3 t1-4   C1 (t1): t1-0 t1-1   C4 (t2): t2-0 .. t2-9   C2 (t1, t2): -   C3 (t2): -
+    pass 1 t1-0 C1 -> C2, t1-2 C0 -> C1, t2-0 .. t2-5 C4 -> C3, C2 in turn   sizes C0 2, C1 2, C2 4, C3 3, C4 4
+    pass 2 t1-0 should go C2 -> C0; t1-2 went C0 -> C1, so t1-2 goes back instead (C2 keeps 4, C1 has 1);
+           then t1-2 C0 -> C1 again: the state is the one pass 2 started from, and pass 3 repeats it, forever.
+
+Kafka (checked at commit 1eb7644, 2024-10) hangs on this input; no upstream fix is known. The lab makes Kafka's moves
+until the state at the start of a pass (owners and recorded moves) repeats. Passes are deterministic, so a repeated
+state means the moves would go round forever; wherever they stop, no state repeats and the result is unchanged.
+After a repeat the lab moves each partition itself: every such move takes from a member at least two larger than
+the receiver, so the balance score falls each time and the loop ends, balanced. Partitions of one topic left swapped
+between two members (t1-0 to C0 and t1-2 to C1 above) then go back home. Regression cases:
+`tests/assignors/test_sticky_regressions.py`.
 
 Upstream: `clients/.../consumer/internals/AbstractStickyAssignor.java` (`GeneralAssignmentBuilder`,
 `PartitionMovements`).
@@ -77,6 +96,9 @@ class MembersBySize:
         return next((key[2] for key in self._keys if accept(key[2])), None)
 
 
+_MoveRecords = tuple[tuple[tuple[str, str], tuple[TopicPartition, ...]], ...]
+
+
 class _Movements:
     """Kafka's `PartitionMovements`: where each moved partition came from, to avoid moving partitions of one topic
     back and forth between the same two members."""
@@ -107,6 +129,12 @@ class _Movements:
         else:
             self._record(tp, (old, new))
 
+    def snapshot(self) -> _MoveRecords:
+        """The recorded moves, grouped by topic and pair in sorted order; within a group, in the order they were
+        recorded, which decides the partition `partition_to_move` picks."""
+        return tuple((pair, tuple(self.by_topic[topic][pair])) for topic in sorted(self.by_topic)
+                     for pair in sorted(self.by_topic[topic]))
+
     def partition_to_move(self, tp: TopicPartition, old: str, new: str) -> TopicPartition:
         """Moving `tp` from `old` to `new`: if some partition of the topic already went new -> old, move that one
         back instead, so the net effect keeps more partitions where they were."""
@@ -117,6 +145,10 @@ class _Movements:
             old = self.moved[tp][0]
         reverse = pairs.get((new, old))
         return next(iter(reverse)) if reverse else tp
+
+
+_PassStart = tuple[tuple[tuple[TopicPartition, str], ...], _MoveRecords]
+"""What a pass of `perform_reassignments` depends on: every partition's owner and the recorded moves."""
 
 
 class GeneralAssignmentBuilder:
@@ -150,6 +182,8 @@ class GeneralAssignmentBuilder:
         self.movements = _Movements()
         self.revocation_required = False
         self._balanced: bool | None = None
+        # False once a pass is found to repeat (see "Where Kafka loops forever" above): from then on, moves go direct.
+        self.undo_earlier_moves = True
 
     # -- step 1: keep ---------------------------------------------------------------------------------------------
     def previous_assignment(self) -> dict[TopicPartition, tuple[str, int]]:
@@ -228,6 +262,8 @@ class GeneralAssignmentBuilder:
         if not self.revocation_required:
             self.perform_reassignments(unassigned, previous)
         moved = self.perform_reassignments(reassignable, previous)
+        if not self.undo_earlier_moves:
+            self._send_swapped_partitions_home()
         if not initializing and moved and balance_score(self.current) >= balance_score(before):
             self.current = before
             self.owner = owners_before
@@ -268,7 +304,14 @@ class GeneralAssignmentBuilder:
                               previous: Mapping[TopicPartition, tuple[str, int]]) -> bool:
         performed = False
         modified = True
+        seen: set[_PassStart] = set()
         while modified:
+            if self.undo_earlier_moves:
+                start = (tuple(self.owner.items()), self.movements.snapshot())
+                if start in seen:
+                    # A deterministic pass from a state seen before: Kafka would loop forever from here.
+                    self.undo_earlier_moves = False
+                seen.add(start)
             modified = False
             for tp in partitions:
                 if self.is_balanced():
@@ -286,6 +329,16 @@ class GeneralAssignmentBuilder:
                     performed = modified = True
         return performed
 
+    def _send_swapped_partitions_home(self) -> None:
+        """After leaving a cycle: wherever two partitions of one topic swapped places between the same two members,
+        put both back. Sizes do not change; no such swap is left, as Kafka's tests check (`isSticky`)."""
+        for pairs in list(self.movements.by_topic.values()):
+            for (source, target), partitions in list(pairs.items()):
+                back = pairs.get((target, source))
+                while partitions and back:
+                    self.reassign(next(iter(partitions)), source)
+                    self.reassign(next(iter(back)), target)
+
     def _smaller_candidate_exists(self, member: str, tp: TopicPartition, size: int) -> bool:
         # Upstream first looks for a rack-matching candidate, then any candidate; either way the partition goes to
         # the smallest subscribed member, so only "is there any member two smaller" decides.
@@ -299,7 +352,7 @@ class GeneralAssignmentBuilder:
 
     def reassign(self, tp: TopicPartition, new_owner: str) -> None:
         old_owner = self.owner[tp]
-        actual = self.movements.partition_to_move(tp, old_owner, new_owner)
+        actual = self.movements.partition_to_move(tp, old_owner, new_owner) if self.undo_earlier_moves else tp
         source = self.owner[actual]
         self.by_size.remove(source)
         self.by_size.remove(new_owner)
