@@ -56,7 +56,7 @@ from lab.broker.coordinator.member import JoinCallback, MemberMetadata, Protocol
 from lab.broker.coordinator.offset_types import OffsetAndMetadata
 from lab.broker.coordinator.offsets import commit_offsets, fetch_offsets
 from lab.broker.coordinator.results import GroupOverview, GroupSummary, JoinResult, MemberSummary, SyncResult
-from lab.broker.coordinator.state import GroupState
+from lab.broker.coordinator.state import GroupState, can_rebalance
 from lab.broker.events import Event, EventBus
 from lab.purgatory import DelayedOperationPurgatory
 from lab.timer import SystemTimer, Time
@@ -349,7 +349,7 @@ class GroupCoordinator:
 
     # --- rebalance ---------------------------------------------------------------------------------------------------
     def _maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
-        if group.state in (STABLE, COMPLETING, EMPTY):
+        if can_rebalance(group.state):
             self._prepare_rebalance(group, reason)
 
     def _prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
@@ -626,14 +626,12 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             return GroupSummary(group_id, DEAD.value, "", "", ())
-        stable = group.is_(STABLE) and group.protocol_name is not None
+        protocol = group.protocol_name if group.is_(STABLE) else None  # metadata is reported once Stable
         members = tuple(
             MemberSummary(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                          m.metadata(group.protocol_name) if stable and group.protocol_name else b"",
-                          m.assignment if stable else b"")
+                          m.metadata(protocol) if protocol else b"", m.assignment if protocol else b"")
             for m in group.members.values())
-        return GroupSummary(group_id, group.state.value, group.protocol_type or "",
-                            (group.protocol_name or "") if stable else "", members)
+        return GroupSummary(group_id, group.state.value, group.protocol_type or "", protocol or "", members)
 
     def handle_list_groups(self, states: Sequence[str] = ()) -> list[GroupOverview]:
         wanted = {s.lower() for s in states}

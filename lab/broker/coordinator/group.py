@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from lab.assignors import TopicPartition
+from lab.broker.coordinator.errors import FENCED_INSTANCE_ID
 from lab.broker.coordinator.member import JoinCallback, MemberMetadata, Protocols
 from lab.broker.coordinator.offset_types import OffsetAndMetadata
 from lab.broker.coordinator.results import JoinMember, JoinResult, SyncResult
@@ -126,8 +127,6 @@ class GroupMetadata:
 
     def replace_static_member(self, instance_id: str, old_member_id: str, new_member_id: str) -> MemberMetadata:
         """The instance rejoined under a new member id; whoever waits under the old id is fenced."""
-        from lab.broker.coordinator.errors import FENCED_INSTANCE_ID
-
         member = self.members.pop(old_member_id)
         self.invoke_join_callback(member, JoinResult(old_member_id, FENCED_INSTANCE_ID))
         self.invoke_sync_callback(member, SyncResult(FENCED_INSTANCE_ID))

@@ -13,20 +13,17 @@ if TYPE_CHECKING:
     from lab.broker.broker import Broker
 
 
-def _exists(broker: Broker, tp: TopicPartition) -> bool:
-    topics = broker.logs.topics()
-    return tp.topic in topics and 0 <= tp.partition < topics[tp.topic].num_partitions
-
-
 async def offset_commit(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
     body = request.body
     now = broker.group_store.time.milliseconds()  # commit time: epoch milliseconds
     wanted: dict[TopicPartition, OffsetAndMetadata] = {}
     unknown: set[TopicPartition] = set()
+    topics = broker.logs.topics()
     for topic in body.topics:
+        known = topics.get(topic.name)
         for p in topic.partitions:
             tp = TopicPartition(topic.name, p.partition_index)
-            if not _exists(broker, tp):
+            if known is None or not 0 <= tp.partition < known.num_partitions:
                 unknown.add(tp)
                 continue
             wanted[tp] = OffsetAndMetadata(p.committed_offset, getattr(p, "committed_leader_epoch", -1),
