@@ -8,7 +8,7 @@ the handler awaits a future that the callback resolves (from another member's re
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from lab.broker.coordinator import errors as E
 from lab.broker.coordinator.results import JoinResult, SyncResult
@@ -17,7 +17,6 @@ from lab.broker.protocol import DecodedRequest, ms
 if TYPE_CHECKING:
     from lab.broker.broker import Broker
 
-T = TypeVar("T")
 GROUP_KEY_TYPE = 0
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)  # DescribeGroups' "not requested"
 
@@ -38,7 +37,6 @@ async def _wait_for(broker: Broker, start: Any) -> Any:
 async def find_coordinator(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
     body = request.body
     key_type = getattr(body, "key_type", GROUP_KEY_TYPE)
-    keys = list(body.coordinator_keys) if hasattr(body, "coordinator_keys") else [body.key]
     node, host, port = broker.config.node_id, broker.config.advertised(), broker.port
     if key_type == GROUP_KEY_TYPE:
         broker.ensure_offsets_topic()
@@ -48,7 +46,7 @@ async def find_coordinator(broker: Broker, request: DecodedRequest) -> dict[str,
     found = {"node_id": node if error == E.NONE else -1, "host": host if error == E.NONE else "",
              "port": port if error == E.NONE else -1, "error_code": error, "error_message": message}
     if hasattr(body, "coordinator_keys"):
-        return {"coordinators": [{"key": key, **found} for key in keys]}
+        return {"coordinators": [{"key": key, **found} for key in body.coordinator_keys]}
     return found
 
 
