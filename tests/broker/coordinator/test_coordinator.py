@@ -304,3 +304,23 @@ def test_every_transition_is_published_with_its_reason() -> None:
     assert moves == [("Empty", "PreparingRebalance"), ("PreparingRebalance", "CompletingRebalance"),
                      ("CompletingRebalance", "Stable")]
     assert all(e.reason for e in h.of_type(GroupStateChanged))
+
+
+def test_a_restarted_static_leader_on_join_group_v9_is_told_to_skip_the_assignment() -> None:
+    h = Harness()
+    leader, other = Client("s1", instance_id="i1"), Client("s2", instance_id="i2")
+    h.join(leader)
+    h.join(other)
+    h.advance(200)
+    h.sync(other)
+    h.sync(leader, {leader.member_id: b"a1", other.member_id: b"a2"})
+    restarted = Client("s1", instance_id="i1")
+    h.join(restarted, skip=True)  # v9+: the coordinator may tell a static leader to skip its assignor
+    assert restarted.join is not None and restarted.join.error == E.NONE
+    assert restarted.join.leader_id == restarted.member_id and restarted.join.skip_assignment
+    assert {m.member_id for m in restarted.join.members} == {restarted.member_id, other.member_id}
+    old_client = Client("s1", instance_id="i1")
+    h.join(old_client, skip=False)  # before v9: the old leader id, so the restarted leader does not assign
+    assert old_client.join is not None and old_client.join.leader_id == restarted.member_id
+    assert not old_client.join.skip_assignment and old_client.join.members == ()
+    assert h.group.generation_id == 1
