@@ -181,6 +181,8 @@ class GroupCoordinator:
         if not self._accept_joining_member(group, member_id):
             group.remove(member_id)
             callback(JoinResult(UNKNOWN_MEMBER_ID, E.GROUP_MAX_SIZE_REACHED))
+        elif (error := self._join_error(group, protocol_type, protocols)) is not None:
+            callback(JoinResult(member_id, error))  # member_id is "" for a new member, as Kafka answers
         elif is_unknown:
             self._new_member_join(group, group_instance_id, require_known_member_id, support_skipping_assignment,
                                   client_id, client_host, rebalance_timeout_ms, session_timeout_ms, protocol_type,
@@ -199,16 +201,19 @@ class GroupCoordinator:
             return (group.has(member_id) and group.get(member_id).is_awaiting_join) or group.num_awaiting_join < limit
         return group.has(member_id) or group.size < limit
 
+    @staticmethod
+    def _join_error(group: GroupMetadata, protocol_type: str, protocols: Protocols) -> int | None:
+        """The checks every JoinGroup passes first: the group lives, and it shares a protocol with the joiner."""
+        if group.is_(DEAD):
+            return E.COORDINATOR_NOT_AVAILABLE
+        if not group.supports_protocols(protocol_type, {name for name, _ in protocols}):
+            return E.INCONSISTENT_GROUP_PROTOCOL
+        return None
+
     def _new_member_join(self, group: GroupMetadata, instance_id: str | None, require_known_member_id: bool,
                          support_skipping_assignment: bool, client_id: str, client_host: str, rebalance_timeout_ms: int,
                          session_timeout_ms: int, protocol_type: str, protocols: Protocols, callback: JoinCallback,
                          reason: str) -> None:
-        if group.is_(DEAD):
-            callback(JoinResult(UNKNOWN_MEMBER_ID, E.COORDINATOR_NOT_AVAILABLE))
-            return
-        if not group.supports_protocols(protocol_type, {name for name, _ in protocols}):
-            callback(JoinResult(UNKNOWN_MEMBER_ID, E.INCONSISTENT_GROUP_PROTOCOL))
-            return
         new_member_id = group.generate_member_id(client_id, instance_id)
         if instance_id is not None:
             old_member_id = group.static_member_id(instance_id)
@@ -250,12 +255,6 @@ class GroupCoordinator:
     def _current_member_join(self, group: GroupMetadata, member_id: str, instance_id: str | None, client_id: str,
                              client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int, protocol_type: str,
                              protocols: Protocols, callback: JoinCallback, reason: str) -> None:
-        if group.is_(DEAD):
-            callback(JoinResult(member_id, E.COORDINATOR_NOT_AVAILABLE))
-            return
-        if not group.supports_protocols(protocol_type, {name for name, _ in protocols}):
-            callback(JoinResult(member_id, E.INCONSISTENT_GROUP_PROTOCOL))
-            return
         if group.is_pending_member(member_id):
             if instance_id is not None:  # Kafka treats this as a broken client; answer instead of crashing
                 callback(JoinResult(member_id, E.INVALID_REQUEST))
