@@ -27,7 +27,6 @@ A short tour:
 """
 
 from lab.broker.log.batch_builder import SimpleRecord, build_batch
-from lab.broker.log.cleaner import CleanResult
 from lab.broker.log.compression import Compression
 from lab.broker.log.config import ConfigEntry, ConfigSource, ConfigType, LogConfig, describe
 from lab.broker.log.errors import (
@@ -59,7 +58,7 @@ from lab.broker.log.segment import FileSlice, LogSegment
 
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP", "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "MAX_TIMESTAMP", "AppendInfo",
-    "BatchHeader", "CleanResult", "Compression", "ConfigEntry", "ConfigError", "ConfigSource", "ConfigType",
+    "BatchHeader", "Compression", "ConfigEntry", "ConfigError", "ConfigSource", "ConfigType",
     "CorruptRecordError", "FileSlice", "InvalidPartitionsError", "InvalidRecordError", "InvalidTopicError",
     "LogConfig", "LogError", "LogManager", "LogSegment", "OffsetOutOfRangeError", "PartitionLog", "ReadResult",
     "Record", "RecordTooLargeError", "SimpleRecord", "TimestampAndOffset", "TimestampType", "TopicExistsError",

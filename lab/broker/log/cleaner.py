@@ -98,26 +98,6 @@ CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 
 
 @dataclass(frozen=True, slots=True)
-class CleanResult:
-    """One cleaning: offsets `first_offset` .. `last_offset` were rewritten; the dirty part began at
-    `first_dirty_offset`. Byte and record counts cover the rewritten segments."""
-
-    first_offset: int
-    last_offset: int
-    first_dirty_offset: int
-    dirty_ratio: float
-    bytes_before: int
-    bytes_after: int
-    records_kept: int
-    records_removed: int
-
-    def event(self, topic: str, partition: int) -> LogCleaned:
-        return LogCleaned(topic, partition, self.first_offset, self.last_offset, self.first_dirty_offset,
-                          self.dirty_ratio, self.bytes_before, self.bytes_after, self.records_kept,
-                          self.records_removed)
-
-
-@dataclass(frozen=True, slots=True)
 class LogToClean:
     """Where the dirty part lies and how dirty it is (Kafka's `LogToClean` and `cleanableOffsets`)."""
 
@@ -212,7 +192,7 @@ def _index_bytes(segment: LogSegment) -> tuple[int, int]:
             segment.time_index.entries * segment.time_index.entry_size)
 
 
-def clean_log(log: PartitionLog, now_ms: int) -> CleanResult | None:
+def clean_log(log: PartitionLog, now_ms: int) -> LogCleaned | None:
     """One cleaning of `log` if it is dirty enough (see the module's docstring); None otherwise."""
     segments = log.segments
     todo = log_to_clean(segments, read_checkpoint(log.directory), log.config, log.log_start_offset,
@@ -229,8 +209,8 @@ def clean_log(log: PartitionLog, now_ms: int) -> CleanResult | None:
         read, kept = read + group_read, kept + group_kept
     write_checkpoint(log.directory, log.topic, log.partition, end)
     bytes_after = sum(segment.size for segment in log.segments if segment.base_offset < end)
-    return CleanResult(cleanable[0].base_offset, end - 1, todo.first_dirty_offset, todo.dirty_ratio,
-                       bytes_before, bytes_after, kept, read - kept)
+    return LogCleaned(log.topic, log.partition, cleanable[0].base_offset, end - 1, todo.first_dirty_offset,
+                      todo.dirty_ratio, bytes_before, bytes_after, kept, read - kept)
 
 
 def _clean_group(log: PartitionLog, group: Sequence[LogSegment], latest: dict[bytes, int],

@@ -29,12 +29,13 @@ from lab.broker.events import (
     Event,
     EventBus,
     HighWatermarkMoved,
+    LogCleaned,
     LogRecovered,
     LogStartOffsetMoved,
     SegmentDeleted,
     SegmentRolled,
 )
-from lab.broker.log.cleaner import CleanResult, clean_log, require_keys
+from lab.broker.log.cleaner import clean_log, require_keys
 from lab.broker.log.config import INT_MAX, LogConfig
 from lab.broker.log.errors import InvalidRecordError, OffsetOutOfRangeError, RecordTooLargeError
 from lab.broker.log.metadata import fsync_path, read_partition_metadata, write_partition_metadata
@@ -325,15 +326,14 @@ class PartitionLog:
         return len(doomed)
 
     # -- compaction ------------------------------------------------------------------------------------
-    def clean(self, now_ms: int | None = None) -> CleanResult | None:
+    def clean(self, now_ms: int | None = None) -> LogCleaned | None:
         """Compact the segments before the active one if `cleanup.policy` includes compact and the log is dirty
-        enough (`min.cleanable.dirty.ratio`); None when nothing was done. See cleaner.py."""
+        enough (`min.cleanable.dirty.ratio`); what was done (also published), or None. See cleaner.py."""
         if not self.config.compacts:
             return None
         result = clean_log(self, self._clock.milliseconds() if now_ms is None else now_ms)
         if result is not None:
-            event = result.event(self.topic, self.partition)
-            self._publish(lambda: event)
+            self._publish(lambda: result)
         return result
 
     def replace_segments(self, base_offset: int, old: Sequence[LogSegment]) -> LogSegment:

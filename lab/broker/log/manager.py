@@ -32,8 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.broker.events import EventBus
-from lab.broker.log.cleaner import CleanResult
+from lab.broker.events import EventBus, LogCleaned
 from lab.broker.log.config import ConfigEntry, LogConfig, describe, validate
 from lab.broker.log.errors import InvalidPartitionsError, TopicExistsError, UnknownTopicOrPartitionError
 from lab.broker.log.log import PartitionLog
@@ -190,7 +189,7 @@ class LogManager:
         """One retention pass over every log (Kafka runs it every log.retention.check.interval.ms)."""
         return sum(log.delete_old_segments() for log in self.logs())
 
-    def clean_logs(self) -> list[CleanResult]:
+    def clean_logs(self) -> list[LogCleaned]:
         """One pass of the log cleaner: every compacted log that is dirty enough gets cleaned (Kafka's cleaner
         threads each take the dirtiest log in turn, waiting log.cleaner.backoff.ms when none qualifies)."""
         return [result for log in self.logs() if (result := log.clean()) is not None]
