@@ -30,6 +30,18 @@ def stable_pair(h: Harness) -> tuple[Client, Client]:
     return c1, c2
 
 
+def stable_static_pair(h: Harness) -> tuple[Client, Client]:
+    """Two static members (instance ids i1, i2) in a Stable generation 1; s1 leads, the assignments are a1, a2."""
+    s1, s2 = Client("s1", instance_id="i1"), Client("s2", instance_id="i2")
+    h.join(s1)
+    h.join(s2)
+    h.advance(200)
+    h.sync(s2)
+    h.sync(s1, {s1.member_id: b"a1", s2.member_id: b"a2"})
+    assert h.group.state is GroupState.STABLE and h.group.leader_id == s1.member_id
+    return s1, s2
+
+
 def test_a_join_without_member_id_gets_member_id_required_and_the_group_stays_empty() -> None:
     h = Harness()
     c = Client("c1")
@@ -220,12 +232,7 @@ def test_a_rebalance_during_completing_rebalance_answers_waiting_syncs_with_reba
 
 def test_a_restarted_static_member_gets_its_assignment_back_without_a_rebalance() -> None:
     h = Harness()
-    s1, s2 = Client("s1", instance_id="i1"), Client("s2", instance_id="i2")
-    h.join(s1)
-    h.join(s2)
-    h.advance(200)
-    h.sync(s2)
-    h.sync(s1, {s1.member_id: b"a1", s2.member_id: b"a2"})
+    _, s2 = stable_static_pair(h)
     old_id = s2.member_id
     restarted = Client("s2", instance_id="i2")  # a new process: no member id
     h.join(restarted)
@@ -308,12 +315,7 @@ def test_every_transition_is_published_with_its_reason() -> None:
 
 def test_a_restarted_static_leader_on_join_group_v9_is_told_to_skip_the_assignment() -> None:
     h = Harness()
-    leader, other = Client("s1", instance_id="i1"), Client("s2", instance_id="i2")
-    h.join(leader)
-    h.join(other)
-    h.advance(200)
-    h.sync(other)
-    h.sync(leader, {leader.member_id: b"a1", other.member_id: b"a2"})
+    _, other = stable_static_pair(h)
     restarted = Client("s1", instance_id="i1")
     h.join(restarted, skip=True)  # v9+: the coordinator may tell a static leader to skip its assignor
     assert restarted.join is not None and restarted.join.error == E.NONE
