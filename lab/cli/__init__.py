@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 import lab
-from lab.cli import assign_cmd, broker_cmd, dump_log_cmd, stack_cmd, timer_cmd
+from lab.cli import assign_cmd, broker_cmd, dump_log_cmd, run_cmd, stack_cmd, timer_cmd
 
 app = typer.Typer(
     name="lab",
@@ -22,6 +22,7 @@ app.command("up")(stack_cmd.up)
 app.command("down")(stack_cmd.down)
 app.command("status")(stack_cmd.status)
 app.command("doctor")(stack_cmd.doctor)
+app.command("run")(run_cmd.run)
 
 
 def _version(value: bool) -> None:

@@ -12,8 +12,7 @@ waits that poll until something holds (never timing assertions: the machine is s
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -23,26 +22,13 @@ from lab.broker.coordinator.consumer_protocol import decode_assignment, decode_s
 from lab.broker.coordinator.events import JoinCompleted, SyncCompleted
 from lab.broker.embedded import EmbeddedBroker
 from lab.broker.events import Event
-from tests.broker.groups.members import MemberThread
+from lab.clients.members import MemberThread
+from lab.clients.waits import wait_until
 
 T = TypeVar("T")
 E = TypeVar("E", bound=Event)
 COORDINATOR_EVENTS = tuple(v for v in vars(coordinator_events).values()
                            if isinstance(v, type) and issubclass(v, Event) and v is not Event)
-
-
-def wait_until(condition: Callable[[], T | None], what: str, *, timeout: float = 30.0,
-               state: Callable[[], object] | None = None, interval: float = 0.05) -> T:
-    """Call `condition` until it returns something truthy; fail after `timeout` s naming `what` and the last state."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"gave up after {timeout:.0f} s waiting for {what}; last state: "
-                                 f"{state() if state is not None else result!r}")
-        time.sleep(interval)
 
 
 class GroupEvents:

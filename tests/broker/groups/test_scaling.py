@@ -21,7 +21,7 @@ import pytest
 
 from lab.assignors import balance, get, is_sticky, moves, validity_problems
 from lab.broker.embedded import EmbeddedBroker
-from lab.scenarios import Processed, Produced, check
+from lab.scenarios import check
 from tests.broker.clients import create_topic
 from tests.broker.groups.members import COOPERATIVE, KeyedProducer, MemberThread
 from tests.broker.groups.observe import (
@@ -143,11 +143,11 @@ def test_members_join_one_by_one_then_leave_one_by_one_and_every_record_is_consu
             member.stop()
         producer.halt()
     consumed = [record for member in members for record in member.consumed]
-    verdict = check([Produced(r.topic, r.partition, r.offset) for r in acked],
-                    [Processed(group_id, r.member, r.topic, r.partition, r.offset, r.session) for r in consumed])
+    verdict = check(acked,
+                    consumed)
     assert verdict.ok, (f"{verdict.summary()}; e.g. lost {verdict.lost[:5]}, duplicated {verdict.duplicated[:5]}, "
                         f"out of order {verdict.out_of_order[:5]}, skipped {verdict.skipped[:5]}")
-    assert len(acked) > 0 and Counter(r.member for r in consumed).keys() >= {"c0", "c3"}
+    assert len(acked) > 0 and Counter(r.consumer for r in consumed).keys() >= {"c0", "c3"}
     assert not [e for m in members for e in m.callbacks.commit_errors]
     assert not [e for m in members for e in m.errors]
     assert not [lost for m in members for lost in m.callbacks.lost]
