@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import typer
+from confluent_kafka import KafkaException
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -82,8 +83,17 @@ def run(
         about = runner.get(scenario)
         console.print(f"[bold]{about.title}[/bold]  ({scenario}, backend: {chosen.describe()})")
         console.print(f"[dim]{about.summary}[/dim]")
-    with runner.target(chosen) as where:
-        outcome = runner.run(scenario, where, on_event=None if as_json else _show)
+    try:
+        with runner.target(chosen) as where:
+            outcome = runner.run(scenario, where, on_event=None if as_json else _show)
+    except (TimeoutError, RuntimeError, KafkaException) as error:
+        # the scenario could not finish (a broker that stopped answering, a client that failed): no verdict
+        if as_json:
+            typer.echo(json.dumps({"scenario": scenario, "backend": chosen.kind.value, "ok": False,
+                                   "error": str(error)}, indent=2))
+        else:
+            console.print(f"[bold red]{scenario} could not finish:[/bold red] {error}")
+        raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps(outcome.as_dict(), indent=2))
     else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from lab.assignors import TopicPartition
 from lab.clients.members import MemberThread
@@ -16,9 +16,11 @@ def show_partitions(ctx: Context, partitions: Iterable[TopicPartition]) -> str:
 
 
 def wait_assigned(ctx: Context, members: Sequence[MemberThread], partitions: Iterable[TopicPartition],
-                  what: str = "the group to settle") -> dict[str, frozenset[TopicPartition]]:
-    """Wait until the members' own `assignment()`s share `partitions` out exactly (each partition to one member,
-    every member in the group); emit who got what. The assignment by member name."""
+                  what: str = "the group to settle", headline: Callable[[], str] | None = None,
+                  ) -> dict[str, frozenset[TopicPartition]]:
+    """Wait until the members' own `assignment()`s share `partitions` out exactly: each partition to one member, and
+    each member some partition when there are enough to go round (a member that just joined reports an empty
+    assignment until the rebalance reaches it). Emit `headline()`, then who got what. The assignment by name."""
     wanted = frozenset(partitions)
 
     def settled() -> dict[str, frozenset[TopicPartition]] | None:
@@ -26,10 +28,14 @@ def wait_assigned(ctx: Context, members: Sequence[MemberThread], partitions: Ite
         if any(r is None or not r.member_id for r in reports.values()):
             return None
         by_name = {name: r.assignment for name, r in reports.items() if r is not None}
+        if len(wanted) >= len(members) and not all(by_name.values()):
+            return None
         handed = [tp for assignment in by_name.values() for tp in assignment]
         return by_name if len(handed) == len(wanted) and frozenset(handed) == wanted else None
 
     by_name = ctx.wait(settled, what, state=lambda: {m.name: m.report() for m in members})
+    if headline is not None:
+        ctx.emit("group", headline())
     for name, assignment in sorted(by_name.items()):
         ctx.emit("group", f"{name} owns {show_partitions(ctx, assignment)}", member=name,
                  partitions=[list(tp) for tp in sorted(assignment)])
