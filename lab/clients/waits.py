@@ -31,6 +31,6 @@ def wait_until(condition: Callable[[], T | None], what: str, *, timeout: float =
         if result:
             return result
         if time.monotonic() >= deadline:
-            raise WaitTimeout(f"gave up after {timeout:.0f} s waiting for {what}; last state: "
-                              f"{state() if state is not None else result!r}")
+            last = state() if state is not None else repr(result)
+            raise WaitTimeout(f"gave up after {timeout:.0f} s waiting for {what}; last state: {last}")
         time.sleep(interval)

@@ -99,9 +99,11 @@ def check(produced: Iterable[Produced], processed: Iterable[Processed], groups: 
     verdict = Verdict(groups=sorted(by_group))
     for group, records in sorted(by_group.items()):
         times = Counter((r.topic, r.partition, r.offset) for r in records)
+        seen: dict[tuple[str, int], set[int]] = defaultdict(set)
+        for topic, partition, offset in times:
+            seen[(topic, partition)].add(offset)
         for (topic, partition), offsets in sorted(log.items()):
-            verdict.lost.extend((group, topic, partition, o) for o in sorted(offsets)
-                                if (topic, partition, o) not in times)
+            verdict.lost.extend((group, topic, partition, o) for o in sorted(offsets - seen[(topic, partition)]))
         verdict.duplicated.extend((group, t, p, o, n) for (t, p, o), n in sorted(times.items()) if n > 1)
         _check_sessions(group, records, log, verdict)
     return verdict
@@ -118,5 +120,5 @@ def _check_sessions(group: str, records: list[Processed], log: dict[tuple[str, i
             continue
         if r.offset <= previous:
             verdict.out_of_order.append((group, r.consumer, r.topic, r.partition, previous, r.offset))
-        elif any(o in log[(r.topic, r.partition)] for o in range(previous + 1, r.offset)):
+        elif r.offset > previous + 1 and any(o in log[(r.topic, r.partition)] for o in range(previous + 1, r.offset)):
             verdict.skipped.append((group, r.consumer, r.topic, r.partition, previous, r.offset))
