@@ -72,7 +72,10 @@ def read_partitions(broker: Broker, wanted: list[PartitionFetch], max_bytes: int
     for want in wanted:
         entry: dict[str, Any] = {"partition_index": want.partition, "high_watermark": -1, "last_stable_offset": -1,
                                  "log_start_offset": -1, "aborted_transactions": None,
-                                 "preferred_read_replica": -1, "records": None}
+                                 # an error answer carries empty records, not null ones (Kafka's
+                                 # FetchResponse.partitionResponse uses MemoryRecords.EMPTY); librdkafka cannot parse
+                                 # a null record set and retries it for ever
+                                 "preferred_read_replica": -1, "records": b""}
         if want.topic is None:
             entry["error_code"] = UNKNOWN_TOPIC_ID
             has_error = True
