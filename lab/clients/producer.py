@@ -52,19 +52,20 @@ class _Acks:
         return self.acked
 
 
-def produce_records(bootstrap: str, topic: str, count: int, *, key_prefix: str | None = None,
+def produce_records(bootstrap: str, topic: str, count: int, *, key_prefix: str | None = None, first: int = 0,
                     partition: int | None = None, timestamps_ms: Sequence[int] | None = None,
-                    value: bytes = b"v") -> list[Written]:
-    """Write `count` records keyed `{key_prefix}-{n}` (to `partition`, or spread by the default partitioner), with
-    the given create times if any; wait for every acknowledgement. The acknowledged records, in delivery order."""
+                    value: bytes = b"v", values: Sequence[bytes] | None = None) -> list[Written]:
+    """Write `count` records keyed `{key_prefix}-{n}` for n from `first` (to `partition`, or spread by the default
+    partitioner), valued `values[i]` (or all `value`), with the given create times if any; wait for every
+    acknowledgement. The acknowledged records, in delivery order."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all"})
     acks = _Acks()
     prefix = key_prefix or topic
-    for n in range(count):
+    for i in range(count):
         # librdkafka's defaults: partition -1 lets the partitioner choose, timestamp 0 means now
-        producer.produce(topic, key=f"{prefix}-{n}".encode(), value=value, on_delivery=acks.on_delivery,
-                         partition=-1 if partition is None else partition,
-                         timestamp=0 if timestamps_ms is None else timestamps_ms[n])
+        producer.produce(topic, key=f"{prefix}-{first + i}".encode(), value=value if values is None else values[i],
+                         on_delivery=acks.on_delivery, partition=-1 if partition is None else partition,
+                         timestamp=0 if timestamps_ms is None else timestamps_ms[i])
         producer.poll(0)
     return acks.settle(producer)
 
