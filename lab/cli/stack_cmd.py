@@ -15,7 +15,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from lab.backends import COMPOSE_FILE, DOCKER_BOOTSTRAP, DockerStatus, choose, docker_status, port_open
+from lab.backends import COMPOSE_FILE, DOCKER_BOOTSTRAP, BackendKind, DockerStatus, choose, docker_status, port_open
+from lab.cli.options import BACKEND, BOOTSTRAP_SERVERS
 
 console = Console()
 EMBEDDED_HINT = "Use the embedded broker instead: it needs no Docker (`lab broker`, or any command's default)."
@@ -75,9 +76,7 @@ def _java_version() -> str | None:
     return lines[0] if lines else "unknown version"
 
 
-def doctor(backend: str = typer.Option(None, "--backend", help="embedded, docker or external."),
-           bootstrap_servers: str = typer.Option(None, "--bootstrap-servers", help="HOST:PORT of a cluster."),
-           ) -> None:
+def doctor(backend: BackendKind = BACKEND, bootstrap_servers: str = BOOTSTRAP_SERVERS) -> None:
     """Check this machine: Python, Java (for the Spark lessons), Docker, ports, and which backend `lab` will use."""
     table = Table(title="lab doctor", show_lines=False)
     table.add_column("check")
@@ -95,7 +94,7 @@ def doctor(backend: str = typer.Option(None, "--backend", help="embedded, docker
     table.add_row("port 9092", warn if busy else ok,
                   "in use (a broker already runs there?)" if busy else "free for `lab broker` / `lab up`")
     try:
-        chosen = choose(backend, bootstrap_servers).describe()
+        chosen = choose(backend.value if backend is not None else None, bootstrap_servers).describe()
         table.add_row("backend", ok, chosen)
     except ValueError as error:
         table.add_row("backend", bad, str(error))
