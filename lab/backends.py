@@ -101,21 +101,24 @@ class DockerStatus:
 
 
 def docker_status(timeout: float = 10) -> DockerStatus:
-    """Is there a docker CLI, its compose plugin, and an engine that answers? With the reason when not."""
+    """Is there a docker CLI, its compose plugin (for `lab up`), and an engine that answers (also all testcontainers
+    needs)? With the reasons when not."""
     if shutil.which("docker") is None:
         return DockerStatus(False, False, False, "no `docker` command on the PATH")
     try:
-        compose = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True, timeout=timeout)
-        if compose.returncode != 0:
-            return DockerStatus(True, False, False, "the docker compose plugin is missing")
+        compose = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True,
+                                 timeout=timeout).returncode == 0
         engine = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True,
                                 timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as error:
         return DockerStatus(True, False, False, f"docker did not answer: {error}")
+    no_compose = "the docker compose plugin is missing"
     if engine.returncode != 0:
         reason = (engine.stderr.strip().splitlines() or ["no answer"])[-1]
-        return DockerStatus(True, True, False, f"no Docker engine answers ({reason})")
-    return DockerStatus(True, True, True, f"Docker engine {engine.stdout.strip()}")
+        return DockerStatus(True, compose, False,
+                            f"no Docker engine answers ({reason})" + ("" if compose else f"; {no_compose} too"))
+    version = f"Docker engine {engine.stdout.strip()}"
+    return DockerStatus(True, compose, True, version if compose else f"{version}, but {no_compose}")
 
 
 def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
