@@ -180,6 +180,7 @@ class MemberThread:
         self.lock = threading.Lock()
         self._report: Report | None = None
         self._sessions: dict[tuple[str, int], int] = {}  # (topic, partition) -> how many times it was assigned
+        self._committed: dict[TopicPartition, int] = {}   # what this member last committed, per partition
         self._stop = threading.Event()
         self._polling = threading.Event()
         self._polling.set()
@@ -227,9 +228,14 @@ class MemberThread:
 
     # --- on the consumer's own thread ----------------------------------------------------------------------------
     def commit_positions(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
-        """Synchronously commit the positions of `partitions` (the records consumed so far), noting the result."""
+        """Synchronously commit the positions of `partitions` (the records consumed so far), noting the result.
+        Positions this member already committed are left out (as librdkafka's commit() skips unchanged offsets): a
+        redundant commit sent while the member is leaving would only be refused."""
         try:
             positions = [tp for tp in consumer.position(partitions) if tp.offset >= 0] if partitions else []
+            with self.lock:
+                positions = [tp for tp in positions
+                             if self._committed.get(TopicPartition(tp.topic, tp.partition)) != tp.offset]
             results = consumer.commit(offsets=positions, asynchronous=False) if positions else []
         except KafkaException as error:
             if error.args[0].code() != KafkaError._NO_OFFSET:  # nothing consumed since the last commit
@@ -240,7 +246,9 @@ class MemberThread:
         with self.lock:
             self.callbacks.commit_errors.extend(failed)
             if positions and not failed:
-                self.callbacks.commits.append({TopicPartition(tp.topic, tp.partition): tp.offset for tp in positions})
+                done = {TopicPartition(tp.topic, tp.partition): tp.offset for tp in positions}
+                self._committed.update(done)
+                self.callbacks.commits.append(done)
 
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         with self.lock:
