@@ -33,6 +33,11 @@ class Admin:
         ids = list(group_ids)
         return self._settle(self.client.delete_consumer_groups(ids, request_timeout=TIMEOUT_S) if ids else {})
 
+    def close(self) -> None:
+        """Let the client go now (librdkafka destroys it with its last reference), not whenever the garbage collector
+        runs: by then the broker may be gone, and librdkafka would log its failed reconnects."""
+        del self.client
+
     @staticmethod
     def _settle(futures: Mapping[str, object]) -> list[str]:
         problems = []

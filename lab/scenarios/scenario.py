@@ -196,6 +196,7 @@ class Context:
                 problems.append(str(error))
         problems += self.admin.delete_groups(self._groups)
         problems += self.admin.delete_topics(self._topics)
+        self.admin.close()
         return problems
 
     # --- the embedded broker's own events --------------------------------------------------------------------------
