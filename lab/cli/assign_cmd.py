@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated
 
 import typer
@@ -12,20 +11,10 @@ from rich.table import Table
 
 from lab.assignors import (
     ASSIGNORS,
-    AbstractStickyAssignor,
-    Assignment,
-    CooperativeStickyAssignor,
-    PartitionAssignor,
-    StickyAssignor,
     Subscription,
-    TopicPartition,
-    balance,
-    cooperative_rounds,
-    get,
-    moves,
 )
-from lab.assignors.cooperative_sticky import partitions_transferring_ownership
 from lab.assignors.examples import EXAMPLES
+from lab.assignors.playground import Problem, solve
 from lab.assignors.specs import (
     MEMBER_SYNTAX,
     OWNED_SYNTAX,
@@ -41,33 +30,12 @@ from lab.assignors.specs import (
 STRATEGIES = [*ASSIGNORS, "all"]
 
 
-class Group:
-    """The parsed inputs: partition counts, members, what they owned, and racks."""
-
-    def __init__(self, partitions_per_topic: dict[str, int], subscriptions: dict[str, Subscription],
-                 partition_racks: dict[TopicPartition, set[str]] | None) -> None:
-        self.partitions_per_topic = partitions_per_topic
-        self.subscriptions = subscriptions
-        self.partition_racks = partition_racks or None
-
-    def owned(self) -> Assignment:
-        return {member: list(s.owned_partitions) for member, s in self.subscriptions.items()}
-
-    def for_assignor(self, assignor: PartitionAssignor) -> dict[str, Subscription]:
-        """The eager sticky assignor learns ownership only from user data, so encode it as a real consumer would."""
-        if not isinstance(assignor, StickyAssignor):
-            return self.subscriptions
-        return {member: assignor.resubscribe(s, s.owned_partitions, s.generation)
-                if s.owned_partitions and s.generation is not None else s
-                for member, s in self.subscriptions.items()}
-
-
 def _bad(error: SpecError) -> typer.BadParameter:
     return typer.BadParameter(str(error), param_hint=error.option)
 
 
 def build_group(topics: str | None, members: list[str], owned: list[str], racks: list[str],
-                generation: int) -> Group:
+                generation: int) -> Problem:
     if not topics or not members:
         raise typer.BadParameter(f"describe the group with --topics ({TOPICS_SYNTAX}) and at least one --member "
                                  f"({MEMBER_SYNTAX}), or pick an --example ({', '.join(EXAMPLES)})",
@@ -90,37 +58,19 @@ def build_group(topics: str | None, members: list[str], owned: list[str], racks:
                              group_instance_id=instance, rack=consumer_racks.get(member))
         for member, instance, member_topics in parsed_members
     }
-    return Group(counts, subscriptions, replica_racks)
+    return Problem(counts, subscriptions, replica_racks or None)
 
 
-def render(strategy: str, group: Group) -> Table:
-    assignor = get(strategy)
-    subscriptions = group.for_assignor(assignor)
-    result = assignor.assign(group.partitions_per_topic, subscriptions, partition_racks=group.partition_racks)
-    notes = [f"balance {balance(result)} · moves {moves(group.owned(), result)}"]
-    if isinstance(assignor, CooperativeStickyAssignor):
-        notes.extend(_cooperative_notes(assignor, group, subscriptions))
+def render(strategy: str, problem: Problem) -> Table:
+    solution = solve(strategy, problem)
+    notes = [f"balance {solution.balance} · moves {solution.moves}", *solution.notes]
     table = Table(title=strategy, caption="\n".join(notes), title_style="bold", show_lines=False)
     table.add_column("member")
     table.add_column("partitions")
     table.add_column("#", justify="right")
-    for member, partitions in result.items():
+    for member, partitions in solution.assignment.items():
         table.add_row(member, " ".join(str(tp) for tp in partitions) or "-", str(len(partitions)))
     return table
-
-
-def _cooperative_notes(assignor: AbstractStickyAssignor, group: Group,
-                       subscriptions: Mapping[str, Subscription]) -> list[str]:
-    """What the cooperative protocol does next: partitions held back until revoked, and the settled result."""
-    rounds = cooperative_rounds(assignor, group.partitions_per_topic, subscriptions,
-                                partition_racks=group.partition_racks)
-    if len(rounds) == 1:
-        return []
-    withheld = partitions_transferring_ownership(subscriptions, rounds[-1])
-    handed = " ".join(f"{tp}->{member}" for tp, member in sorted(withheld.items()))
-    return [f"withheld: {handed}",
-            f"settled after {len(rounds) - 1} follow-up(s): balance {balance(rounds[-1])}, "
-            f"moves {moves(group.owned(), rounds[-1])}"]
 
 
 EXAMPLE_HELP = "; ".join(f"{e.name} ({e.description})" for e in EXAMPLES.values())
@@ -156,7 +106,7 @@ def assign(
         chosen = EXAMPLES.get(example)
         if chosen is None:
             raise typer.BadParameter(f"{example!r} is not one of {', '.join(EXAMPLES)}", param_hint="--example")
-        group = Group(dict(chosen.partitions_per_topic), dict(chosen.subscriptions), None)
+        group = Problem(dict(chosen.partitions_per_topic), dict(chosen.subscriptions), None)
         title = f"{chosen.name}: {chosen.description}"
     else:
         group = build_group(topics, member or [], owned or [], rack or [], generation)
