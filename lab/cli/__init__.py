@@ -5,7 +5,9 @@ from __future__ import annotations
 import typer
 
 import lab
-from lab.cli import assign_cmd, broker_cmd, dump_log_cmd, run_cmd, stack_cmd, timer_cmd
+from lab.backends import BackendKind
+from lab.cli import assign_cmd, broker_cmd, dump_log_cmd, run_cmd, stack_cmd, timer_cmd, tui_cmd
+from lab.cli.options import BACKEND, BOOTSTRAP_SERVERS
 
 app = typer.Typer(
     name="lab",
@@ -23,6 +25,8 @@ app.command("down")(stack_cmd.down)
 app.command("status")(stack_cmd.status)
 app.command("doctor")(stack_cmd.doctor)
 app.command("run")(run_cmd.run)
+app.command("demo")(tui_cmd.demo)
+app.command("serve")(tui_cmd.serve)
 
 
 def _version(value: bool) -> None:
@@ -37,13 +41,16 @@ def root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
+    backend: BackendKind = BACKEND,
+    bootstrap_servers: str = BOOTSTRAP_SERVERS,
+    present: bool = typer.Option(False, "--present", help="Classroom layout: large panels for a projector."),
+    lesson: str = typer.Option(None, "--lesson", help="Open this lesson (a number, or a folder name) at once."),
 ) -> None:
-    """Kafka Internals Lab: watch Kafka's mechanisms work, then rebuild them."""
+    """Kafka Internals Lab: watch Kafka's mechanisms work, then rebuild them.
+
+    Without a command, opens the terminal lab (on the embedded broker unless --backend says otherwise)."""
     if ctx.invoked_subcommand is None:
-        # The terminal UI is not built yet: show what there is, starting with the timing-wheel walkthrough.
-        typer.echo(ctx.get_help())
-        typer.echo()
-        timer_cmd.demo(tick_ms=1, wheel_size=8, pause=0.0)
+        tui_cmd.launch(backend, bootstrap_servers, present=present, lesson=lesson)
 
 
 def main() -> None:

@@ -97,7 +97,11 @@ def problems(lessons: tuple[Lesson, ...]) -> list[str]:
 
 def main() -> int:
     """`python -m lab.lessons.catalogue`: check the lessons' content."""
-    lessons = load_lessons()
+    try:
+        lessons = load_lessons()
+    except LessonError as error:
+        print(error)
+        return 1
     found = problems(lessons)
     for problem in found:
         print(problem)

@@ -1,0 +1,1 @@
+"""The live views, one module each: cluster, group, assignors, purgatory, scenario, backend."""
