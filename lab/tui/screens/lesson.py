@@ -49,6 +49,7 @@ class LessonScreen(Screen[None]):
         self.index = 0                      # the next step to run
         self.running = False
         self.predicted: set[int] = set()
+        self.outputs: list[Output] = []       # what the steps said, in order (the log shows them wrapped)
         self.env: LessonEnvironment | None = None
         names = [v for v in lesson.views if v in MODULES]
         self.view_names = names + [v for v in MODULES if v not in names]
@@ -149,6 +150,7 @@ class LessonScreen(Screen[None]):
             self.app.call_from_thread(self.show_output, output)
 
     def show_output(self, output: Output) -> None:
+        self.outputs.append(output)
         log = self.query_one("#output", RichLog)
         if output.kind == "view":
             self.select_view(output.data["view"])
@@ -224,7 +226,7 @@ class LessonScreen(Screen[None]):
         if self.running:
             self.notify("Wait for the running step to finish.")
             return
-        self.index, self.predicted = 0, set()
+        self.index, self.predicted, self.outputs = 0, set(), []
         self.query_one("#output", RichLog).clear()
         self._refresh_steps()
         if env is not None:
@@ -252,6 +254,11 @@ class LessonScreen(Screen[None]):
         names = [f"tab-{name}" for name in self.view_names]
         current = names.index(tabs.active) if tabs.active in names else -1
         tabs.active = names[(current + 1) % len(names)]
+
+    def on_unmount(self) -> None:
+        if self.env is not None:  # the app is closing with the lesson open: stop its consumers now
+            self.env.close()
+            self.env = None
 
     def action_back(self) -> None:
         env, self.env = self.env, None
