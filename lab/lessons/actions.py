@@ -16,6 +16,8 @@ from typing import Any
 
 VIEWS = ("cluster", "group", "assignors", "purgatory", "scenario", "backend")
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+# librdkafka's consumers offer no eager "sticky" assignor (only the lab's `assign` action computes it)
+CONSUMER_STRATEGIES = ("range", "roundrobin", "cooperative-sticky")
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,9 @@ SPECS: dict[str, dict[str, Arg]] = {
     "produce": {"topic": Arg(str), "count": _opt(int), "partition": _opt(int), "key_prefix": _opt(str),
                 "value_bytes": _opt(int)},
     "offsets": {"topic": Arg(str)},
+    "retention_check": {},
     "start_consumer": {"name": Arg(str), "group": Arg(str), "topics": Arg(list),
-                       "strategy": _opt(str, STRATEGIES), "commit": _opt(str, ("on-revoke", "never"))},
+                       "strategy": _opt(str, CONSUMER_STRATEGIES), "commit": _opt(str, ("on-revoke", "never"))},
     "start_consumer_process": {"name": Arg(str), "group": Arg(str), "topic": Arg(str)},
     "stop_consumer": {"name": Arg(str)},
     "kill_consumer": {"name": Arg(str)},

@@ -28,7 +28,7 @@ from lab.assignors.playground import Problem, Solution, solve
 from lab.clients.admin import Admin
 from lab.clients.members import CommitOnRevoke, MemberThread, Policy
 from lab.clients.producer import produce_records
-from lab.lessons.actions import STRATEGIES, check_args
+from lab.lessons.actions import CONSUMER_STRATEGIES, STRATEGIES, check_args
 from lab.lessons.model import Step
 from lab.purgatory import DelayedOperation, DelayedOperationPurgatory
 from lab.scenarios import runner
@@ -142,6 +142,14 @@ class LessonEnvironment:
             reader.close()
         return f"{topic}: " + "; ".join(rows)
 
+    def _do_retention_check(self) -> str:
+        broker = self.target.broker
+        if broker is None:
+            raise RuntimeError(f"only the embedded broker can be asked for a retention pass; {self.target.backend} "
+                               f"Kafka runs one every log.retention.check.interval.ms (5 minutes by default)")
+        deleted: int = broker.call(lambda b: b.logs.delete_old_segments())
+        return f"retention pass: {deleted} segment{'s' if deleted != 1 else ''} deleted"
+
     def _log_end_offset(self, topic: str, partition: int) -> int | None:
         broker = self.target.broker
         if broker is None:
@@ -153,8 +161,8 @@ class LessonEnvironment:
                            commit: str = "on-revoke") -> str:
         if name in self.members or name in self.processes:
             raise ValueError(f"there is already a consumer called {name}")
-        if strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {strategy!r}")
+        if strategy not in CONSUMER_STRATEGIES:
+            raise ValueError(f"{strategy!r} is not a consumer strategy ({', '.join(CONSUMER_STRATEGIES)})")
         policy = CommitOnRevoke() if commit == "on-revoke" else Policy()
         member = MemberThread(name, self.target.bootstrap, group, topics, strategy,
                               self.target.timeouts.consumer_config(), policy)
