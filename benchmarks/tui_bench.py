@@ -10,7 +10,8 @@ run: a Textual hello-world app (one Static) started the same way: the floor any 
 Event rate: a lesson screen with the group, purgatory and cluster views mounted, while a thread publishes coordinator
 and fetch events on the embedded broker's bus at a fixed rate for a few seconds (heartbeats, state changes, parked
 and completed fetches, commits: the mix a busy group makes). Reported: events published vs delivered to the views,
-the backlog left when publishing stops, and the slowest frame. Goals: first frame under 1.5 s; no backlog at 5,000
+what was still queued when publishing stopped (at most a frame's worth) and what is left two frames later (the
+backlog: it must be 0), and the median and slowest frame. Goals: first frame under 1.5 s; no backlog at 5,000
 events a second.
 """
 
@@ -37,19 +38,16 @@ t0 = time.monotonic()
 from pathlib import Path
 from lab.lessons.progress import Progress
 from lab.tui.app import LabApp
-class Timed(LabApp):
-    painted = None
-    def _frame(self):
-        if self.painted is None and self.target is not None:
-            self.painted = time.monotonic()
-        super()._frame()
+from lab.tui.screens.lessons import LessonListScreen
 async def main():
-    app = Timed(progress=Progress(Path(tempfile.mkdtemp()) / "p.json"))
+    app = LabApp(progress=Progress(Path(tempfile.mkdtemp()) / "p.json"))
     async with app.run_test(size=(140, 45)) as pilot:
-        while app.painted is None:
+        await pilot.pause()
+        first = time.monotonic()         # the lesson list is on screen
+        while app.target is None:        # and the embedded broker answers
             await pilot.pause(0.01)
-        first = time.monotonic()
-    print(first - t0)
+        ready = time.monotonic()
+    print(first - t0, ready - t0)
 asyncio.run(main())
 """
 
@@ -71,10 +69,12 @@ asyncio.run(main())
 """
 
 
-def cold_start(script: str) -> float:
-    """Seconds from the top of the script in a fresh interpreter (imports included) to the first frame."""
+def cold_start(script: str) -> tuple[float, float]:
+    """Seconds from the top of the script in a fresh interpreter (imports included) to the first frame, and to the
+    backend being ready (the same for the hello world, which has none)."""
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
-    return float(result.stdout.strip().splitlines()[-1])
+    numbers = [float(x) for x in result.stdout.strip().splitlines()[-1].split()]
+    return numbers[0], numbers[-1]
 
 
 def flood(rate: int, seconds: float) -> dict[str, float]:
@@ -132,9 +132,10 @@ def flood(rate: int, seconds: float) -> dict[str, float]:
                 stop.set()
                 thread.join()
                 elapsed = time.perf_counter() - started
+                in_flight = app.feed.received - app.feed.delivered
+                await pilot.pause(0.25)                     # two more frames
                 backlog = app.feed.received - app.feed.delivered
-                await pilot.pause(0.3)
-                result.update(published=published, rate=published / elapsed,
+                result.update(published=published, rate=published / elapsed, in_flight=in_flight,
                               delivered=app.feed.delivered - before, backlog=backlog,
                               slowest_frame_ms=max(frames) * 1000 if frames else 0.0,
                               median_frame_ms=statistics.median(frames) * 1000 if frames else 0.0,
@@ -150,24 +151,28 @@ def main() -> None:
     quick = parser.parse_args().quick
     console = Console()
     runs = 1 if quick else 3
-    lab_times = [cold_start(LAB_START) for _ in range(runs)]
-    hello_times = [cold_start(HELLO_START) for _ in range(runs)]
-    table = Table(title="cold start to first frame (seconds, fresh process)")
-    for column in ("app", "best", "median", "goal"):
+    lab_runs = [cold_start(LAB_START) for _ in range(runs)]
+    hello_runs = [cold_start(HELLO_START) for _ in range(runs)]
+    table = Table(title="cold start (seconds from a fresh interpreter, imports included)")
+    for column in ("app", "first frame: best", "median", "broker ready: median", "goal"):
         table.add_column(column, justify="right")
-    table.add_row("lab (embedded broker)", f"{min(lab_times):.2f}", f"{statistics.median(lab_times):.2f}", "< 1.5")
-    table.add_row("baseline: Textual hello world", f"{min(hello_times):.2f}", f"{statistics.median(hello_times):.2f}",
-                  "")
+    lab_first = [first for first, _ in lab_runs]
+    hello_first = [first for first, _ in hello_runs]
+    table.add_row("lab (embedded broker, lesson list)", f"{min(lab_first):.2f}", f"{statistics.median(lab_first):.2f}",
+                  f"{statistics.median(ready for _, ready in lab_runs):.2f}", "first frame < 1.5")
+    table.add_row("baseline: Textual hello world", f"{min(hello_first):.2f}", f"{statistics.median(hello_first):.2f}",
+                  "-", "")
     console.print(table)
     rates = [5_000] if quick else [5_000, 20_000, 50_000]
     flood_table = Table(title="broker events into the live views (5 s each)")
-    for column in ("target rate/s", "published/s", "delivered", "backlog at stop", "dropped", "median frame ms",
-                   "slowest frame ms"):
+    for column in ("target rate/s", "published/s", "delivered", "queued at stop", "backlog 2 frames later",
+                   "dropped", "median frame ms", "slowest frame ms"):
         flood_table.add_column(column, justify="right")
     for rate in rates:
         r = flood(rate, 5.0)
         flood_table.add_row(f"{rate:,}", f"{r['rate']:,.0f}", f"{r['delivered']:,.0f} of {r['published']:,.0f}",
-                            f"{r['backlog']:,.0f}", f"{r['dropped']:,.0f}", f"{r['median_frame_ms']:.1f}",
+                            f"{r['in_flight']:,.0f}", f"{r['backlog']:,.0f}", f"{r['dropped']:,.0f}",
+                            f"{r['median_frame_ms']:.1f}",
                             f"{r['slowest_frame_ms']:.1f}")
     console.print(flood_table)
 

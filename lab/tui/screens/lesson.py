@@ -103,6 +103,7 @@ class LessonScreen(Screen[None]):
             log.write(f"[dim]{len(self.lesson.steps)} steps: press [b]n[/b] to run the next one.[/dim]")
         else:
             log.write("[dim]This lesson's machinery comes later in the course: read ahead.[/dim]")
+        self.narrate(self.lesson.title, self.lesson.summary)
         if self.autoplay is not None and self.lesson.ready:
             self.narrate(f"Demo: {self.lesson.title}", "Steps run by themselves; space pauses.")
             self.set_interval(self.autoplay, self._autoplay_tick)
