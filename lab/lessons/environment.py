@@ -76,6 +76,7 @@ class LessonEnvironment:
         self.scenario_events: list[ScenarioEvent] = []
         self.outcome: Outcome | None = None
         self.solutions: dict[str, Solution] = {}
+        self.assign_problem: Problem | None = None      # the problem `solutions` solve
         self._fresh_clocks()
 
     def _fresh_clocks(self) -> None:
@@ -265,13 +266,13 @@ class LessonEnvironment:
         problem = Problem(dict(topics), subscriptions)
         solutions = {name: solve(name, problem) for name in strategies}
         with self.lock:
-            self.solutions = solutions
+            self.solutions, self.assign_problem = solutions, problem
         self.say("assign", "assignors computed", strategies=list(solutions))
         return "; ".join(f"{name}: balance {s.balance}, moves {s.moves}" for name, s in solutions.items())
 
     def _do_timer_add(self, name: str, delay_ms: int) -> str:
-        step = self.timer.add(name, delay_ms)
-        with self.lock:
+        with self.lock:  # the views read the timer under the same lock
+            step = self.timer.add(name, delay_ms)
             self.timer_events.extend(step.events)
         self.say("timer", step.action)
         return step.action
@@ -280,23 +281,25 @@ class LessonEnvironment:
         target = self.clock.milliseconds() + ms
         fired: list[str] = []
         while self.clock.milliseconds() < target:
-            step = self.timer.advance(target - self.clock.milliseconds())
             with self.lock:
+                step = self.timer.advance(target - self.clock.milliseconds())
                 self.timer_events.extend(step.events)
+                self.purgatory.advance_clock(0)
             fired += [e.task for e in step.events if isinstance(e, TaskFired)]
-            self.purgatory.advance_clock(0)
         return f"the clock is at {self.clock.milliseconds()} ms; fired: {', '.join(fired) or 'nothing'}"
 
     def _do_purgatory_watch(self, name: str, key: str, delay_ms: int) -> str:
         operation = LessonOperation(name, key, delay_ms, self.ready_keys, self.finished)
-        done = self.purgatory.try_complete_else_watch(operation, [key])
+        with self.lock:
+            done = self.purgatory.try_complete_else_watch(operation, [key])
         self.say("purgatory", f"{name} watches {key}")
         return f"{name} completed at once" if done else (
             f"{name} is parked: watching {key}, expires in {delay_ms} ms")
 
     def _do_purgatory_complete(self, key: str) -> str:
-        self.ready_keys.add(key)
-        completed = self.purgatory.check_and_complete(key)
+        with self.lock:
+            self.ready_keys.add(key)
+            completed = self.purgatory.check_and_complete(key)
         self.say("purgatory", f"{key} is ready")
         return f"{key} is ready: {completed} operation{'s' if completed != 1 else ''} completed"
 
@@ -309,7 +312,7 @@ class LessonEnvironment:
         self.groups.clear()
         self.topics.clear()
         with self.lock:
-            self.scenario_events, self.outcome, self.solutions = [], None, {}
+            self.scenario_events, self.outcome, self.solutions, self.assign_problem = [], None, {}, None
             self._fresh_clocks()
         return problems
 

@@ -123,7 +123,7 @@ class LabApp(App[None]):
             view.absorb(batch)
         if self.frames % REFRESH_EVERY == 0:
             for view in views:
-                if view.display:
+                if view.is_on_screen:   # not the views in hidden tabs
                     view.refresh_view()
 
     def on_unmount(self) -> None:

@@ -60,7 +60,7 @@ class BackendView(LabView):
         self.query_one("#compose-down", Button).disabled = not usable
 
     def refresh_view(self) -> None:
-        target = self.lab.target
+        target = self.target
         if target is None:
             health = "starting"
         elif target.broker is not None:

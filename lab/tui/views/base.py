@@ -1,6 +1,6 @@
 """What every live view shares: a name, a title, and `absorb()`, called once a frame with the broker's new events.
 
-A view that needs the embedded broker's internals checks `self.lab.target.broker`; on the docker and external
+A view that needs the embedded broker's internals checks `self.target.broker`; on the docker and external
 backends it says what is unavailable (`unavailable_note`) and shows what the Admin API gives instead.
 """
 
@@ -14,6 +14,7 @@ from lab.broker.events import Event
 
 if TYPE_CHECKING:
     from lab.lessons.environment import LessonEnvironment
+    from lab.scenarios.runner import Target
     from lab.tui.app import LabApp
 
 
@@ -39,12 +40,19 @@ class LabView(Vertical):
         return app
 
     @property
+    def target(self) -> Target | None:
+        """The app's Kafka (None while it starts); read without assuming the host is a LabApp (tests mount views in
+        small apps of their own)."""
+        target: Target | None = getattr(self.app, "target", None)
+        return target
+
+    @property
     def embedded(self) -> bool:
-        target = self.lab.target
+        target = self.target
         return target is not None and target.broker is not None
 
     def unavailable_note(self, what: str) -> str:
-        backend = self.lab.target.backend if self.lab.target is not None else "this"
+        backend = self.target.backend if self.target is not None else "this"
         return f"{what} needs the embedded broker's internals; on the {backend} backend this view shows what the " \
                f"Admin API gives."
 

@@ -111,7 +111,7 @@ class ClusterView(LabView):
             self.dirty = True
 
     def refresh_view(self) -> None:
-        target = self.lab.target
+        target = self.target
         if target is None or self._reading:
             return
         if target.broker is not None:

@@ -99,7 +99,7 @@ class GroupView(LabView):
         self._reading = False
 
     def on_mount(self) -> None:
-        if not self.embedded and self.lab.target is not None:
+        if not self.embedded and self.target is not None:
             self.query_one("#timeline", RichLog).write(self.unavailable_note("The timeline of joins and heartbeats"))
 
     # --- the embedded broker's events -----------------------------------------------------------------------------
@@ -179,7 +179,7 @@ class GroupView(LabView):
 
     # --- other backends: DescribeConsumerGroups ------------------------------------------------------------------
     def refresh_view(self) -> None:
-        target = self.lab.target
+        target = self.target
         if target is None or self.embedded or self._reading:
             return
         self._reading = True

@@ -75,7 +75,7 @@ class ScenarioView(LabView):
             self.action_run()
 
     def action_run(self) -> None:
-        target = self.lab.target
+        target = self.target
         if target is None:
             self.notify("Kafka is still starting", severity="warning")
             return
