@@ -116,3 +116,29 @@ async def test_the_classroom_layout_stacks_the_lesson_and_shows_the_narration(tu
         await pilot.press("n")
         await until(pilot, lambda: screen.index == 1, "the first step")
         assert "A topic with two partitions." in str(screen.query_one("#narration").render())
+
+
+async def test_demo_autoplay_runs_every_step_and_shows_the_answers(tui_target: runner.Target,
+                                                                  tmp_path: Path) -> None:
+    from lab.lessons.catalogue import load_lessons
+    from lab.tui.app import LabApp
+    from tests.tui.conftest import FIXTURE_LESSONS, SIZE
+
+    app = LabApp(target=tui_target, lessons=load_lessons(FIXTURE_LESSONS), progress=Progress(tmp_path / "p.json"),
+                 present=True, lesson="00", autoplay=0.2)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LessonScreen), "the demo lesson")
+        screen = app.screen
+        assert isinstance(screen, LessonScreen)
+        narrated: list[str] = []
+
+        def narration() -> str:
+            text = str(screen.query_one("#narration").render())
+            if not narrated or narrated[-1] != text:
+                narrated.append(text)
+            return text
+
+        await until(pilot, lambda: "The end" in narration(), "the end of the demo")
+        assert screen.index == 3
+        assert any("Answer: 5. Offsets 0 to 4 are taken" in text for text in narrated)
+        assert not [o for o in screen.outputs if o.kind == "error"]
