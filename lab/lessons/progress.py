@@ -7,6 +7,8 @@
     >>> progress.answer("03-consumers", 2, correct=True)     # only the first answer counts
     >>> progress.summary("03-consumers", predictions=2)
     'visited · 1/2 predicted (0 right)'
+    >>> progress.summary("04-committing", predictions=3)
+    'new · 3 predictions'
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ class Progress:
     def summary(self, lesson: str, predictions: int) -> str:
         parts = ["visited" if self.visited(lesson) else "new"]
         answers = self.answers(lesson)
-        if predictions:
+        if predictions and answers:
             parts.append(f"{len(answers)}/{predictions} predicted ({sum(answers.values())} right)")
+        elif predictions:
+            parts.append(f"{predictions} prediction{'s' if predictions != 1 else ''}")
         return " · ".join(parts)

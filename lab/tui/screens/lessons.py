@@ -34,6 +34,7 @@ class LessonListScreen(Screen[None]):
         yield Header()
         yield Static("", id="backend-line")
         yield OptionList(id="lessons")
+        yield Static("", id="lesson-summary")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -68,6 +69,16 @@ class LessonListScreen(Screen[None]):
         app = self.app
         assert isinstance(app, LabApp)
         self.query_one("#backend-line", Static).update(f"Kafka: {app.backend_label}")
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        from lab.tui.app import LabApp
+
+        app = self.app
+        assert isinstance(app, LabApp)
+        lesson = app.lesson(event.option.id or "")
+        if lesson is not None:
+            self.query_one("#lesson-summary", Static).update(
+                f"[b]{lesson.title}[/b]: {lesson.summary}" if lesson.summary else lesson.title)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self._open(event.option.id)

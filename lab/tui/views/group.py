@@ -53,6 +53,7 @@ class GroupModel:
     protocol: str | None = None
     members: dict[str, str] = field(default_factory=dict)          # member id -> client id
     assignment: dict[str, list[str]] = field(default_factory=dict)  # member id -> ["t-0", ...]
+    heartbeats: int = 0
 
 
 def describe(event: Event) -> str | None:
@@ -117,7 +118,7 @@ class GroupView(LabView):
             self._fold(model, event)
             if group_id != self.chosen:
                 continue
-            if isinstance(event, ce.HeartbeatHandled):
+            if isinstance(event, ce.HeartbeatHandled):  # counted in the summary, not listed
                 heartbeats += 1
                 continue
             line = describe(event)
@@ -130,8 +131,6 @@ class GroupView(LabView):
             log.write(line)
         if len(lines) > TIMELINE_PER_FRAME:
             log.write(f"(+{len(lines) - TIMELINE_PER_FRAME} more events this frame)")
-        if heartbeats:
-            log.write(f"{heartbeats} heartbeat(s)")
         if lines or heartbeats:
             self.show(self.groups[self.chosen])
 
@@ -140,6 +139,8 @@ class GroupView(LabView):
         match event:
             case ce.GroupStateChanged(_, _, new, generation, _):
                 model.state, model.generation = new, generation
+            case ce.HeartbeatHandled():
+                model.heartbeats += 1
             case ce.MemberAdded(_, member_id, _, client_id, _):
                 model.members[member_id] = client_id
             case ce.MemberRemoved(_, member_id, _, _):
@@ -169,7 +170,7 @@ class GroupView(LabView):
     def show(self, model: GroupModel) -> None:
         self.query_one("#group-summary", Static).update(
             f"{self.chosen}: [b]{model.state}[/b] · generation {model.generation} · protocol "
-            f"{model.protocol or '-'} · leader {model.leader or '-'}")
+            f"{model.protocol or '-'} · leader {model.leader or '-'} · {model.heartbeats} heartbeats")
         self.query_one("#state-machine", Static).update(state_machine(model.state))
         table = self.query_one("#members", DataTable)
         table.clear()
