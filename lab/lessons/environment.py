@@ -41,7 +41,7 @@ TIMEOUT_S = 15.0
 
 @dataclass(frozen=True)
 class Output:
-    kind: str            # "result", "error", "view", "scenario", "timer", "purgatory", "assign"
+    kind: str            # "result", "error", "view" (switch the side view), "scenario" (one of its events)
     text: str
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -267,14 +267,12 @@ class LessonEnvironment:
         solutions = {name: solve(name, problem) for name in strategies}
         with self.lock:
             self.solutions, self.assign_problem = solutions, problem
-        self.say("assign", "assignors computed", strategies=list(solutions))
         return "; ".join(f"{name}: balance {s.balance}, moves {s.moves}" for name, s in solutions.items())
 
     def _do_timer_add(self, name: str, delay_ms: int) -> str:
         with self.lock:  # the views read the timer under the same lock
             step = self.timer.add(name, delay_ms)
             self.timer_events.extend(step.events)
-        self.say("timer", step.action)
         return step.action
 
     def _do_timer_advance(self, ms: int) -> str:
@@ -292,7 +290,6 @@ class LessonEnvironment:
         operation = LessonOperation(name, key, delay_ms, self.ready_keys, self.finished)
         with self.lock:
             done = self.purgatory.try_complete_else_watch(operation, [key])
-        self.say("purgatory", f"{name} watches {key}")
         return f"{name} completed at once" if done else (
             f"{name} is parked: watching {key}, expires in {delay_ms} ms")
 
@@ -300,7 +297,6 @@ class LessonEnvironment:
         with self.lock:
             self.ready_keys.add(key)
             completed = self.purgatory.check_and_complete(key)
-        self.say("purgatory", f"{key} is ready")
         return f"{key} is ready: {completed} operation{'s' if completed != 1 else ''} completed"
 
     # --- housekeeping ------------------------------------------------------------------------------------------------

@@ -26,8 +26,7 @@ asked to predict what will happen; the feedback explains the answer, then the st
 the views on the right show it happen. `r` starts the lesson again with fresh topics and groups; `p` freezes the live
 views so you can read them; `v` moves to the next view."""
 
-STYLES = {"result": "green", "error": "bold red", "view": "dim", "scenario": "", "timer": "cyan",
-          "purgatory": "cyan", "assign": "magenta"}
+STYLES = {"result": "green", "error": "bold red", "view": "dim", "scenario": ""}
 
 
 class LessonScreen(Screen[None]):
