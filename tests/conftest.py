@@ -15,6 +15,8 @@ import pytest
 
 from lab.backends import BackendError, BackendKind, choose, docker_status
 from lab.broker.embedded import EmbeddedBroker
+from lab.lessons.environment import LessonEnvironment
+from lab.scenarios import runner
 
 KAFKA_TEST_IMAGE = "apache/kafka:4.1.0"  # the same image as compose/.env
 
@@ -47,3 +49,18 @@ def kafka_bootstrap(request: pytest.FixtureRequest) -> Iterator[str]:
     else:
         assert backend.bootstrap_servers is not None
         yield backend.bootstrap_servers
+
+
+@pytest.fixture(scope="session")
+def lab_target() -> Iterator[runner.Target]:
+    """An embedded broker configured as `lab run` and the TUI start it (quick rebalances), for the session."""
+    with runner.embedded_target() as target:
+        yield target
+
+
+@pytest.fixture
+def lesson_env(lab_target: runner.Target) -> Iterator[LessonEnvironment]:
+    """A lesson environment on that broker, closed (consumers stopped, topics deleted) after the test."""
+    environment = LessonEnvironment(lab_target)
+    yield environment
+    environment.close()

@@ -13,6 +13,7 @@ from rich.text import Text
 from lab.backends import BackendKind
 from lab.cli.options import BACKEND, BOOTSTRAP_SERVERS, require_reachable, resolve_backend
 from lab.scenarios import runner
+from lab.scenarios.report import verdict_table
 from lab.scenarios.scenario import Outcome, ScenarioEvent
 
 console = Console()
@@ -40,18 +41,7 @@ def _show(event: ScenarioEvent) -> None:
 
 
 def _summary(outcome: Outcome) -> None:
-    table = Table(title=f"{outcome.scenario} on {outcome.backend}: {outcome.seconds:.1f} s")
-    for column in ("part", "expected", "verdict", "checks", ""):
-        table.add_column(column)
-    for part in outcome.parts:
-        totals = part.totals()
-        shown = ", ".join(f"{totals[k]} {k.replace('_', ' ')}" for k in sorted(part.shown())) or (
-            "clean" if part.verdict is not None else "-")
-        expected = ", ".join(k.replace("_", " ") for k in sorted(part.expect)) or "no anomaly"
-        checks = f"{sum(c.passed for c in part.checks)}/{len(part.checks)}" if part.checks else "-"
-        mark = "[green]as expected[/green]" if part.as_expected else "[bold red]NOT as expected[/bold red]"
-        table.add_row(part.title, expected, shown, checks, mark)
-    console.print(table)
+    console.print(verdict_table(outcome))
     for part in outcome.parts:
         for check in part.checks:
             if not check.passed:

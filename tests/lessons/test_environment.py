@@ -3,26 +3,15 @@ wrong says so instead of raising."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from lab.lessons.environment import LessonEnvironment, Output
 from lab.lessons.model import Step
-from lab.scenarios import runner
-
-
-@pytest.fixture(scope="module")
-def target() -> Iterator[runner.Target]:
-    with runner.embedded_target() as embedded:
-        yield embedded
 
 
 @pytest.fixture
-def env(target: runner.Target) -> Iterator[LessonEnvironment]:
-    environment = LessonEnvironment(target)
-    yield environment
-    environment.close()
+def env(lesson_env: LessonEnvironment) -> LessonEnvironment:
+    return lesson_env
 
 
 def run(env: LessonEnvironment, action: str, **args: object) -> Output:

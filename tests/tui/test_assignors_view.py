@@ -7,15 +7,11 @@ on how long anything took.
 
 from __future__ import annotations
 
-import io
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from rich.console import Console, RenderableType
-from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
@@ -29,7 +25,6 @@ from lab.clients.members import MemberThread
 from lab.lessons.environment import LessonEnvironment
 from lab.lessons.model import Step
 from lab.scenarios import runner
-from lab.tui.feed import BrokerFeed
 from lab.tui.views.assignors import (
     AssignorsView,
     PlaygroundError,
@@ -42,55 +37,15 @@ from lab.tui.views.assignors import (
     short_member,
 )
 from lab.tui.views.registry import make_view
+from tests.tui.conftest import ViewHost, plain, until
 
 TP = TopicPartition
 
 
 # --- helpers ----------------------------------------------------------------------------------------------------------
 
-class Host(App[None]):
-    """The smallest app a view runs in: a `target` like LabApp's, and the same frame loop (absorb every frame,
-    refresh_view every fifth) fed by a `BrokerFeed`."""
-
-    def __init__(self, view: AssignorsView, target: Any = None) -> None:
-        super().__init__()
-        self.view = view
-        self.target = target
-        broker = getattr(target, "broker", None)
-        self.feed = BrokerFeed(broker if hasattr(broker, "bus") else None)
-        self.frames = 0
-
-    def compose(self) -> ComposeResult:
-        yield self.view
-
-    def on_mount(self) -> None:
-        self.set_interval(0.1, self.frame)
-
-    def frame(self) -> None:
-        self.frames += 1
-        self.view.absorb(self.feed.drain())
-        if self.frames % 5 == 0:
-            self.view.refresh_view()
-
-    def on_unmount(self) -> None:
-        self.feed.close()
-
-
-def plain(renderable: RenderableType | Any, width: int = 200) -> str:
-    console = Console(width=width, file=io.StringIO(), record=True, color_system=None)
-    console.print(renderable)
-    return console.export_text()
-
-
 def panel_text(view: AssignorsView, name: str) -> str:
     return plain(view.query_one(f"#assignors-panel-{name}", Static).content)
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], object], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        await pilot.pause(0.05)
 
 
 async def type_into(pilot: Pilot[None], field: str, text: str) -> None:
@@ -183,7 +138,7 @@ def test_short_member_keeps_the_client_id() -> None:
 
 async def test_the_playground_solves_what_is_typed() -> None:
     view = AssignorsView()
-    async with Host(view).run_test(size=(180, 60)) as pilot:
+    async with ViewHost(view).run_test(size=(180, 60)) as pilot:
         await pilot.pause()
         # the default group is solved at once
         assert view.source == "playground" and set(view.solutions) == set(ASSIGNORS)
@@ -208,7 +163,7 @@ async def test_the_playground_solves_what_is_typed() -> None:
 
 async def test_the_playground_resolves_on_change_and_reports_errors_in_words() -> None:
     view = AssignorsView()
-    async with Host(view).run_test(size=(180, 60)) as pilot:
+    async with ViewHost(view).run_test(size=(180, 60)) as pilot:
         await pilot.pause()
         await type_into(pilot, "members", "c0t0")       # no '=': the parser's message, no solving
         await until(pilot, lambda: view.error is not None, "the error to show")
@@ -229,7 +184,7 @@ async def test_examples_cycle_with_ctrl_n() -> None:
     from lab.assignors.examples import EXAMPLES
 
     view = AssignorsView()
-    async with Host(view).run_test(size=(180, 60)) as pilot:
+    async with ViewHost(view).run_test(size=(180, 60)) as pilot:
         await pilot.pause()
         await pilot.press("ctrl+n")
         first = next(iter(EXAMPLES.values()))
@@ -240,19 +195,6 @@ async def test_examples_cycle_with_ctrl_n() -> None:
 
 # --- the lesson's assign step -----------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def target() -> Iterator[runner.Target]:
-    with runner.embedded_target() as where:
-        yield where
-
-
-@pytest.fixture
-def env(target: runner.Target) -> Iterator[LessonEnvironment]:
-    environment = LessonEnvironment(target)
-    yield environment
-    environment.close()
-
-
 async def test_the_lessons_solutions_are_shown(env: LessonEnvironment, target: runner.Target) -> None:
     args = {"topics": {"t0": 3, "t1": 3}, "members": {"c0": ["t0", "t1"], "c1": ["t0", "t1"]},
             "owned": {"c0": ["t0-0", "t0-1", "t0-2"]}, "strategy": "all"}
@@ -261,7 +203,7 @@ async def test_the_lessons_solutions_are_shown(env: LessonEnvironment, target: r
                                            "c1": Subscription(["t0", "t1"])})
     view = make_view("assignors", env)
     assert isinstance(view, AssignorsView)
-    async with Host(view, target).run_test(size=(180, 60)) as pilot:
+    async with ViewHost(view, target).run_test(size=(180, 60)) as pilot:
         await pilot.pause()
         assert view.source == "lesson"
         for name, (balance, moves) in expected(problem).items():
@@ -318,7 +260,7 @@ async def test_ctrl_r_replays_the_last_rebalance_beside_the_lab_assignors() -> N
     join, sync, problem, handed = recorded_rebalance()
     target = runner.Target("fake:9092", "embedded", FakeBroker({"t": 3, "u": 1, "other": 7}))
     view = AssignorsView()
-    async with Host(view, target).run_test(size=(200, 60)) as pilot:
+    async with ViewHost(view, target).run_test(size=(200, 60)) as pilot:
         await pilot.pause()
         await pilot.press("ctrl+r")
         assert "no rebalance recorded" in plain(view.query_one("#assignors-error", Static).content)
@@ -347,7 +289,7 @@ async def test_ctrl_r_replays_the_last_rebalance_beside_the_lab_assignors() -> N
 
 async def test_replay_needs_the_embedded_broker() -> None:
     view = AssignorsView()
-    async with Host(view, runner.Target("kafka:9092", "docker")).run_test(size=(180, 60)) as pilot:
+    async with ViewHost(view, runner.Target("kafka:9092", "docker")).run_test(size=(180, 60)) as pilot:
         await pilot.pause()
         join, sync, _, _ = recorded_rebalance()
         view.absorb([join, sync])
@@ -366,7 +308,7 @@ async def test_replay_of_a_real_group_on_the_embedded_broker(target: runner.Targ
     members = [MemberThread(name, target.bootstrap, "replay-group", ["replayed"], "range",
                             target.timeouts.consumer_config()) for name in ("r0", "r1")]
     try:
-        async with Host(view, target).run_test(size=(200, 60)) as pilot:
+        async with ViewHost(view, target).run_test(size=(200, 60)) as pilot:
             await pilot.pause()
             for member in members:
                 member.start()

@@ -7,18 +7,12 @@ test; waits poll with a deadline and nothing asserts on how long anything took.
 
 from __future__ import annotations
 
-import io
 import threading
-import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
-from rich.console import Console, RenderableType
-from textual.app import App, ComposeResult
-from textual.pilot import Pilot
 from textual.widgets import Static
 
 from lab.broker.coordinator.events import DelayedJoinScheduled, HeartbeatHandled
@@ -32,7 +26,6 @@ from lab.scenarios import runner
 from lab.timer import MockTime, SystemTimer
 from lab.timer.snapshot import snapshot_timer
 from lab.timer.walkthrough import TimerWalkthrough
-from lab.tui.feed import BrokerFeed
 from lab.tui.views.purgatory import (
     LAST_FEW,
     EventTally,
@@ -50,38 +43,7 @@ from lab.tui.views.purgatory import (
     slot_start,
 )
 from lab.tui.views.registry import make_view
-
-
-class Host(App[None]):
-    """The smallest app a view runs in: a `target` like LabApp's, and its frame loop fed by a `BrokerFeed`."""
-
-    def __init__(self, view: PurgatoryView, target: Any = None) -> None:
-        super().__init__()
-        self.view = view
-        self.target = target
-        self.feed = BrokerFeed(getattr(target, "broker", None))
-        self.frames = 0
-
-    def compose(self) -> ComposeResult:
-        yield self.view
-
-    def on_mount(self) -> None:
-        self.set_interval(0.1, self.frame)
-
-    def frame(self) -> None:
-        self.frames += 1
-        self.view.absorb(self.feed.drain())
-        if self.frames % 5 == 0:
-            self.view.refresh_view()
-
-    def on_unmount(self) -> None:
-        self.feed.close()
-
-
-def plain(renderable: RenderableType | Any, width: int = 200) -> str:
-    console = Console(width=width, file=io.StringIO(), record=True, color_system=None)
-    console.print(renderable)
-    return console.export_text()
+from tests.tui.conftest import ViewHost, plain, until
 
 
 def body(view: PurgatoryView) -> str:
@@ -90,13 +52,6 @@ def body(view: PurgatoryView) -> str:
 
 def mode_note(view: PurgatoryView) -> str:
     return plain(view.query_one("#purgatory-mode", Static).content)
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], object], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        await pilot.pause(0.05)
 
 
 # --- wheels and purgatories, rendered ---------------------------------------------------------------------------------
@@ -183,19 +138,6 @@ def test_a_burst_of_events_is_counted_not_listed() -> None:
 
 # --- the lesson: step by step on a MockTime ---------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def target() -> Iterator[runner.Target]:
-    with runner.embedded_target() as where:
-        yield where
-
-
-@pytest.fixture
-def env(target: runner.Target) -> Iterator[LessonEnvironment]:
-    environment = LessonEnvironment(target)
-    yield environment
-    environment.close()
-
-
 def step(env: LessonEnvironment, action: str, **args: Any) -> str:
     output = env.run(Step(action, action, args))
     assert output.kind == "result", output.text
@@ -212,7 +154,7 @@ async def test_the_lessons_timer_and_purgatory_step_by_step(env: LessonEnvironme
     step(env, "timer_advance", ms=10)                      # C fires at 12; op2 expires at 13
     view = make_view("purgatory", env)
     assert isinstance(view, PurgatoryView)
-    async with Host(view, target).run_test(size=(160, 120)) as pilot:
+    async with ViewHost(view, target).run_test(size=(160, 120)) as pilot:
         await pilot.pause()
         assert view.mode == "lesson"
         model = view.model
@@ -260,7 +202,7 @@ async def test_a_parked_fetch_shows_live_in_the_fetch_purgatory(target: runner.T
     poller.start()
     view = PurgatoryView()
     try:
-        async with Host(view, target).run_test(size=(160, 80)) as pilot:
+        async with ViewHost(view, target).run_test(size=(160, 80)) as pilot:
             def fetch_watched() -> bool:
                 model = view.model
                 return (isinstance(model, LiveModel) and view.tally.counts["fetches parked"] > 0
@@ -288,7 +230,7 @@ async def test_a_parked_fetch_shows_live_in_the_fetch_purgatory(target: runner.T
 
 async def test_on_docker_the_view_says_the_purgatory_is_not_visible() -> None:
     view = PurgatoryView()
-    async with Host(view, runner.Target("kafka:9092", "docker")).run_test(size=(120, 40)) as pilot:
+    async with ViewHost(view, runner.Target("kafka:9092", "docker")).run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert view.mode == "unavailable"
         note = mode_note(view)
@@ -297,7 +239,7 @@ async def test_on_docker_the_view_says_the_purgatory_is_not_visible() -> None:
 
 async def test_while_kafka_starts_the_view_says_so() -> None:
     view = PurgatoryView()
-    async with Host(view, None).run_test(size=(120, 40)) as pilot:
+    async with ViewHost(view, None).run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert view.mode == "starting"
         assert "still starting" in mode_note(view)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Button, RichLog, Select, Static
 
 from lab.scenarios import runner
+from lab.scenarios.report import verdict_table
 from lab.scenarios.scenario import Outcome, ScenarioEvent
 from lab.tui.views.base import LabView
 
@@ -27,20 +27,6 @@ def event_line(event: ScenarioEvent) -> str:
     marker = "» " if event.kind == "step" else "  "
     body = f"[{style}]{marker}{text}[/{style}]" if style else f"{marker}{text}"
     return f"[dim]{event.at:6.2f}s[/dim] {body}"
-
-
-def verdict_table(outcome: Outcome) -> Table:
-    table = Table(title=f"{outcome.scenario} on {outcome.backend}: {outcome.seconds:.1f} s", expand=True)
-    for column in ("part", "expected", "verdict", ""):
-        table.add_column(column)
-    for part in outcome.parts:
-        totals = part.totals()
-        shown = ", ".join(f"{totals[k]} {k.replace('_', ' ')}" for k in sorted(part.shown())) or (
-            "clean" if part.verdict is not None else "-")
-        expected = ", ".join(k.replace("_", " ") for k in sorted(part.expect)) or "no anomaly"
-        table.add_row(part.title, expected, shown,
-                      "[green]as expected[/green]" if part.as_expected else "[bold red]NOT as expected[/bold red]")
-    return table
 
 
 class ScenarioView(LabView):
@@ -108,7 +94,7 @@ class ScenarioView(LabView):
 
     def show_outcome(self, outcome: Outcome) -> None:
         self.shown_outcome = outcome
-        self.query_one("#scenario-verdict", Static).update(verdict_table(outcome))
+        self.query_one("#scenario-verdict", Static).update(verdict_table(outcome, expand=True))
 
     def refresh_view(self) -> None:
         """Follow the lesson environment's scenario, if its step ran one."""
