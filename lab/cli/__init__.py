@@ -11,7 +11,8 @@ from lab.cli.options import BACKEND, BOOTSTRAP_SERVERS
 
 app = typer.Typer(
     name="lab",
-    help="Kafka Internals Lab: watch Kafka's mechanisms work, then rebuild them.",
+    help="Kafka Internals Lab: watch Kafka's mechanisms work, then rebuild them. Without a command, opens the "
+         "terminal lab (on the embedded broker unless --backend says otherwise).",
     no_args_is_help=False,
     add_completion=False,
     rich_markup_mode="rich",

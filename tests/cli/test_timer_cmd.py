@@ -1,4 +1,4 @@
-"""`lab`, `lab --version` and `lab timer demo`, as a user runs them."""
+"""`lab --help`, `lab --version` and `lab timer demo`, as a user runs them."""
 
 from __future__ import annotations
 
@@ -46,7 +46,8 @@ def test_timer_demo_rejects_a_wheel_too_small_and_says_the_bound() -> None:
     assert "greater than or equal to 2" in result.output
 
 
-def test_lab_without_arguments_shows_help_and_the_demo() -> None:
-    result = runner.invoke(app, [], terminal_width=120)
-    assert result.exit_code == 0, result.output
-    assert "Usage" in result.output and "Timing wheel demo" in result.output
+def test_help_says_lab_alone_opens_the_terminal_lab() -> None:
+    # `lab` itself runs the app: tests/tui drives it headless, tests/tui/test_tmux_smoke.py in a real terminal
+    result = runner.invoke(app, ["--help"], terminal_width=120)
+    assert result.exit_code == 0
+    assert "Without a command, opens the terminal lab" in " ".join(result.output.split())

@@ -130,15 +130,7 @@ async def test_demo_autoplay_runs_every_step_and_shows_the_answers(tui_target: r
         await until(pilot, lambda: isinstance(app.screen, LessonScreen), "the demo lesson")
         screen = app.screen
         assert isinstance(screen, LessonScreen)
-        narrated: list[str] = []
-
-        def narration() -> str:
-            text = str(screen.query_one("#narration").render())
-            if not narrated or narrated[-1] != text:
-                narrated.append(text)
-            return text
-
-        await until(pilot, lambda: "The end" in narration(), "the end of the demo")
+        await until(pilot, lambda: any("The end" in said for said in screen.narrations), "the end of the demo")
         assert screen.index == 3
-        assert any("Answer: 5. Offsets 0 to 4 are taken" in text for text in narrated)
+        assert any("Answer: 5. Offsets 0 to 4 are taken" in said for said in screen.narrations)
         assert not [o for o in screen.outputs if o.kind == "error"]

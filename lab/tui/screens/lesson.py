@@ -49,6 +49,7 @@ class LessonScreen(Screen[None]):
         self.running = False
         self.predicted: set[int] = set()
         self.outputs: list[Output] = []       # what the steps said, in order (the log shows them wrapped)
+        self.narrations: list[str] = []       # what the narration box said, in order
         self.env: LessonEnvironment | None = None
         names = [v for v in lesson.views if v in MODULES]
         self.view_names = names + [v for v in MODULES if v not in names]
@@ -108,6 +109,8 @@ class LessonScreen(Screen[None]):
             self.set_interval(self.autoplay, self._autoplay_tick)
 
     def narrate(self, title: str, text: str) -> None:
+        said = f"{title}\n{text}".strip()
+        self.narrations.append(said)
         self.query_one("#narration", Static).update(f"[b]{title}[/b]\n{text}".strip())
 
     def action_toggle_autoplay(self) -> None:
