@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from lab.grading.offset_cases import replay
 from lab.offsets import OffsetManager
 from lab.timer import MockTime
 from tests.offsets.spout_harness import SpoutHarness
@@ -15,41 +16,10 @@ VECTORS = load("storm_kafka_offsets.json")
 OFFSET_MANAGER_CASES = {case["name"]: case for case in VECTORS["offset_manager"]}
 SPOUT_CASES = {case["name"]: case for case in VECTORS["spout_commit_scenarios"]}
 
-# Upstream's Java exceptions and the Python ones the lab raises instead.
-ERRORS: dict[str, type[Exception]] = {"NoSuchElementException": IndexError, "IllegalStateException": RuntimeError}
-
-
-def replay_offset_manager_action(manager: OffsetManager, action: dict[str, Any], where: str) -> None:
-    if "emit" in action:
-        manager.add_to_emitted(action["emit"])
-    elif "ack" in action:
-        manager.add_to_acked(action["ack"])
-    elif "find_next_commit_offset" in action:
-        assert manager.find_next_commit_offset() == action["find_next_commit_offset"]["expected"], where
-    elif "commit" in action:
-        assert manager.commit(action["commit"]) == action["expected_returned"], where
-    elif "nth_uncommitted" in action:
-        n = action["nth_uncommitted"]
-        if "expected_error" in action:
-            with pytest.raises(ERRORS[action["expected_error"]]):
-                manager.nth_uncommitted_offset_after_committed_offset(n)
-        else:
-            assert manager.nth_uncommitted_offset_after_committed_offset(n) == action["expected"], where
-    elif "assert" in action:
-        checks = {"acked_contains": manager.contains, "emitted_contains": manager.contains_emitted}
-        for kind, expected in action["assert"].items():
-            for offset, present in expected.items():
-                assert checks[kind](int(offset)) is present, f"{where}: {kind}({offset}) should be {present}"
-    else:
-        pytest.fail(f"{where}: unknown action")
-
-
 @pytest.mark.parametrize("name", sorted(OFFSET_MANAGER_CASES))
 def test_offset_manager_vector(name: str) -> None:
     case = OFFSET_MANAGER_CASES[name]
-    manager = OffsetManager(case["initial_fetch_offset"])
-    for index, action in enumerate(case["actions"]):
-        replay_offset_manager_action(manager, action, f"{name} action {index} {action} on {manager!r}")
+    assert replay(OffsetManager(case["initial_fetch_offset"]), case) is None
 
 
 def replay_spout_step(spout: SpoutHarness, step: dict[str, Any], where: str) -> None:

@@ -1,0 +1,180 @@
+"""What a grader is made of: named checks with points, run against the student's module, each passing, failing with a
+message a student understands, or earning part of its points.
+
+A grader module (in `lab/grading/graders/`) defines `checks(ctx) -> list[Check]`. A check's function takes the
+`Context` and returns None (full points), a `Partial(fraction, message)`, or raises `Fail(message, detail)`:
+
+    def checks(ctx: Context) -> list[Check]:
+        return [Check("the example from the README", 2, example), Check("Kafka's own test cases", 4, vectors)]
+
+`Context.call` calls into the student's code the safe way: it copies the arguments, turns an exception into a `Fail`
+that names the student's line, and fails when the student's code changed its inputs. `differential` runs hypothesis
+against the reference with a printed seed and reports the smallest failing input, the student's output beside the
+expected one.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+
+class Fail(Exception):
+    """A check failed; `message` says why in a student's words, `detail` can hold a counterexample."""
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.message, self.detail = message, detail
+
+
+@dataclass(frozen=True)
+class Partial:
+    fraction: float           # of the check's points earned, 0..1
+    message: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    points: float
+    run: Callable[[Context], Partial | None]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    points: float
+    earned: float
+    message: str = ""          # empty when the check passed in full
+    detail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.earned >= self.points
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "points": self.points, "earned": self.earned, "message": self.message,
+                "detail": self.detail}
+
+
+@dataclass
+class Context:
+    student: ModuleType
+    reference: ModuleType
+    student_path: Path
+    seed: int
+    quick: bool = False                       # fewer random examples (the course checks run every grader)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def examples(self) -> int:
+        return 25 if self.quick else 150
+
+    def student_attr(self, name: str) -> Any:
+        found = getattr(self.student, name, None)
+        if found is None:
+            raise Fail(f"your file has no {name}: keep the names of the stub")
+        return found
+
+    def call(self, what: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Call the student's `function` on copies of the arguments; its exception, or a change to its inputs, is a
+        `Fail` naming `what` and the line in the student's file."""
+        before = copy.deepcopy((args, kwargs))
+        try:
+            result = function(*args, **kwargs)
+        except NotImplementedError:
+            raise Fail(f"{what} is not implemented yet (it raises NotImplementedError: fill in the # TODO)") from None
+        except Fail:
+            raise
+        except Exception as error:
+            raise Fail(f"{what} raised {type(error).__name__}: {error}{self.where(error)}") from None
+        if (args, kwargs) != before:
+            raise Fail(f"{what} changed its inputs: it must not modify the arguments it is given "
+                       f"(copy them if you need to)")
+        return result
+
+    def where(self, error: BaseException) -> str:
+        """` (your file, line N: code)` for the innermost frame in the student's file."""
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == self.student_path]
+        if not frames:
+            return ""
+        last = frames[-1]
+        return f" (your file, line {last.lineno}: {(last.line or '').strip()})"
+
+    def rng(self, salt: str) -> random.Random:
+        return random.Random(f"{self.seed}-{salt}")
+
+
+def expect_type(value: Any, kind: type | tuple[type, ...], what: str) -> None:
+    if not isinstance(value, kind):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        article = "an" if names[0] in "aeiou" else "a"
+        raise Fail(f"{what} should be {article} {names}, not {type(value).__name__} ({value!r:.80})")
+
+
+def run_check(ctx: Context, check: Check) -> CheckResult:
+    try:
+        outcome = check.run(ctx)
+    except Fail as failure:
+        return CheckResult(check.name, check.points, 0.0, failure.message, failure.detail)
+    except Exception as error:  # the student's code failed somewhere Context.call did not guard
+        return CheckResult(check.name, check.points, 0.0,
+                           f"{type(error).__name__}: {error}{ctx.where(error)}")
+    if outcome is None:
+        return CheckResult(check.name, check.points, check.points)
+    fraction = min(max(outcome.fraction, 0.0), 1.0)
+    return CheckResult(check.name, check.points, round(check.points * fraction, 2), outcome.message, outcome.detail)
+
+
+def score_cases(cases: Sequence[Any], judge: Callable[[Any], str | None], *, what: str = "case",
+                show: int = 3) -> Partial | None:
+    """Judge every case (`judge` returns None when right, else why); full points when all pass, else the fraction
+    passed and the first failures."""
+    failures = []
+    for case in cases:
+        try:
+            problem = judge(case)
+        except Fail as failure:
+            problem = failure.message
+        if problem is not None:
+            failures.append(problem)
+    if not failures:
+        return None
+    passed = len(cases) - len(failures)
+    message = f"{passed} of {len(cases)} {what}s right; first failure: {failures[0]}"
+    return Partial(passed / len(cases) if cases else 0.0, message, "\n".join(failures[:show]))
+
+
+def differential(ctx: Context, strategy: Any, compare: Callable[[Any], str | None], *, name: str) -> None:
+    """Random inputs from the hypothesis `strategy`; `compare(input)` runs the student's code and the reference and
+    returns None when they agree, else a description of the difference. Raises `Fail` with the smallest failing input
+    (hypothesis shrinks it), the seed printed so the run can be repeated."""
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+
+    found: list[str] = []
+
+    @seed(ctx.seed)
+    @settings(max_examples=ctx.examples, database=None, deadline=None, derandomize=False,
+              suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink], print_blob=False)
+    @given(strategy)
+    def property_holds(value: Any) -> None:
+        try:
+            difference = compare(value)
+        except Fail as failure:
+            difference = failure.message
+        if difference is not None:
+            found.append(difference)
+            raise AssertionError(difference)
+
+    try:
+        property_holds()
+    except AssertionError:
+        raise Fail(f"random {name}s (seed {ctx.seed}): your result differs from Kafka's on the smallest case found",
+                   found[-1] if found else "") from None

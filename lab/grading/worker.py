@@ -1,0 +1,66 @@
+"""Runs one grader in a process of its own: `python -m lab.grading.worker SPEC` (JSON: exercise, path, seed, quick,
+start). The parent (`lab.grading.runner`) kills it when a check runs past its timeout, so a student's endless loop
+costs that check, not the grade. One JSON line per event on stdout:
+
+    {"event": "start", "index": 0, "name": "..."}
+    {"event": "result", "index": 0, "result": {...}}        a CheckResult
+    {"event": "checks", "names": [...], "points": [...]}    first, so the parent knows what is to come
+    {"event": "load-error", "message": "..."}               the student's file could not even be imported
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from lab.grading.catalogue import find
+from lab.grading.checks import Check, Context, run_check
+
+EVENTS = sys.stdout   # the events go here; whatever the student's code prints goes to stderr instead
+
+
+def say(**line: Any) -> None:
+    EVENTS.write(json.dumps(line) + "\n")
+    EVENTS.flush()
+
+
+def load_student(path: Path) -> ModuleType:
+    """Import the student's file by path, under a name of its own (it may import anything the lab has)."""
+    spec = importlib.util.spec_from_file_location(f"student_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: list[str]) -> int:
+    sys.stdout = sys.stderr
+    spec = json.loads(argv[1])
+    exercise = find(spec["exercise"])
+    path = Path(spec["path"]).resolve()
+    try:
+        student = load_student(path)
+    except BaseException as error:  # a syntax error, an import error, code at module level that raises
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == path]
+        where = f" (line {frames[-1].lineno})" if frames else (
+            f" (line {error.lineno})" if isinstance(error, SyntaxError) else "")
+        say(event="load-error", message=f"your file could not be loaded: {type(error).__name__}: {error}{where}")
+        return 0
+    ctx = Context(student, exercise.reference_module(), path, int(spec["seed"]), bool(spec.get("quick", False)))
+    checks: list[Check] = exercise.grader_function()(ctx)
+    say(event="checks", names=[c.name for c in checks], points=[c.points for c in checks])
+    for index in range(int(spec.get("start", 0)), len(checks)):
+        say(event="start", index=index, name=checks[index].name)
+        say(event="result", index=index, result=run_check(ctx, checks[index]).as_dict())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
