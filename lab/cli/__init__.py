@@ -6,7 +6,7 @@ import typer
 
 import lab
 from lab.backends import BackendKind
-from lab.cli import assign_cmd, broker_cmd, dump_log_cmd, run_cmd, stack_cmd, timer_cmd, tui_cmd
+from lab.cli import assign_cmd, broker_cmd, dump_log_cmd, grade_cmd, run_cmd, stack_cmd, timer_cmd, tui_cmd
 from lab.cli.options import BACKEND, BOOTSTRAP_SERVERS
 
 app = typer.Typer(
@@ -26,6 +26,11 @@ app.command("down")(stack_cmd.down)
 app.command("status")(stack_cmd.status)
 app.command("doctor")(stack_cmd.doctor)
 app.command("run")(run_cmd.run)
+app.command("exercises")(grade_cmd.exercises)
+app.command("grade")(grade_cmd.grade)
+app.command("hint")(grade_cmd.hint)
+app.command("reset")(grade_cmd.reset)
+app.add_typer(grade_cmd.grades_app, name="grades")
 app.command("demo")(tui_cmd.demo)
 app.command("serve")(tui_cmd.serve)
 

@@ -149,7 +149,8 @@ def score_cases(cases: Sequence[Any], judge: Callable[[Any], str | None], *, wha
         return None
     passed = len(cases) - len(failures)
     message = f"{passed} of {len(cases)} {what}s right; first failure: {failures[0]}"
-    return Partial(passed / len(cases) if cases else 0.0, message, "\n".join(failures[:show]))
+    others = list(dict.fromkeys(f for f in failures[1:] if f != failures[0]))[:show]
+    return Partial(passed / len(cases) if cases else 0.0, message, "\n".join(others))
 
 
 def differential(ctx: Context, strategy: Any, compare: Callable[[Any], str | None], *, name: str) -> None:

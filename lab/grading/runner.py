@@ -43,11 +43,11 @@ class Report:
 
     @property
     def score(self) -> float:
-        return round(sum(r.earned for r in self.results), 2)
+        return round(float(sum(r.earned for r in self.results)), 2)
 
     @property
     def max_score(self) -> float:
-        return round(sum(r.points for r in self.results), 2)
+        return round(float(sum(r.points for r in self.results)), 2)
 
     @property
     def fraction(self) -> float:

@@ -32,7 +32,7 @@ class Progress:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or data_dir() / "progress.json"
         self._lock = threading.Lock()
-        self._data: dict[str, Any] = {"visited": [], "predictions": {}, "exercises": {}}
+        self._data: dict[str, Any] = {"visited": [], "predictions": {}, "exercises": {}, "hints": {}}
         try:
             loaded = json.loads(self.path.read_text())
             if isinstance(loaded, dict):
@@ -74,6 +74,18 @@ class Progress:
     def exercise_score(self, exercise: str) -> float | None:
         score = self._data["exercises"].get(exercise)
         return float(score) if score is not None else None
+
+    def hints_seen(self, exercise: str) -> int:
+        return int(self._data["hints"].get(exercise, 0))
+
+    def see_hint(self, exercise: str, available: int) -> int:
+        """The next hint's index (0-based), remembered; past the last one, the last one again."""
+        with self._lock:
+            seen = int(self._data["hints"].get(exercise, 0))
+            index = min(seen, available - 1)
+            self._data["hints"][exercise] = min(seen + 1, available)
+            self._save()
+            return index
 
     def summary(self, lesson: str, predictions: int) -> str:
         parts = ["visited" if self.visited(lesson) else "new"]

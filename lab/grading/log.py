@@ -1,0 +1,100 @@
+"""The grade log: every grade appended as a JSON line to `grades.jsonl` in the user's data directory, each entry
+carrying the hash of the one before it, so that editing, removing or reordering an entry is detected when the grades
+are exported. (Cutting entries off the end cannot be seen from the log alone; the export prints the last hash, which
+an instructor can compare with the one a student reported earlier.)
+
+    log = GradeLog()
+    log.append(report)                       # after `lab grade`
+    text = log.export("Ada", "csv")         # raises TamperedLog if the chain is broken
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from lab.grading.runner import Report
+from lab.lessons.progress import data_dir
+
+GENESIS = "0" * 64
+FIELDS = ("student", "exercise", "title", "score", "max_score", "time", "seconds", "grader_version", "seed")
+
+
+class TamperedLog(ValueError):
+    """The log's hash chain is broken; the message names the first entry that does not hold."""
+
+
+def entry_hash(entry: dict[str, Any]) -> str:
+    body = {k: v for k, v in entry.items() if k != "hash"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class GradeLog:
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_dir() / "grades.jsonl"
+        self._lock = threading.Lock()
+
+    def entries(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
+
+    def append(self, report: Report) -> dict[str, Any]:
+        with self._lock:
+            lines = self.path.read_text().splitlines() if self.path.exists() else []
+            previous = json.loads(lines[-1])["hash"] if lines else GENESIS
+            entry: dict[str, Any] = {
+                "exercise": report.exercise, "title": report.title, "score": report.score,
+                "max_score": report.max_score, "time": report.started, "seconds": round(report.seconds, 2),
+                "grader_version": report.grader_version, "seed": report.seed, "error": report.error,
+                "prev": previous}
+            entry["hash"] = entry_hash(entry)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a") as out:
+                out.write(json.dumps(entry, sort_keys=True) + "\n")
+            return entry
+
+    def verify(self) -> None:
+        """Raise TamperedLog at the first entry whose hash or link to the one before does not hold."""
+        if not self.path.exists():
+            return
+        previous = GENESIS
+        for number, line in enumerate(self.path.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                raise TamperedLog(f"{self.path}: entry {number} is not valid JSON: the log was edited") from None
+            if entry.get("prev") != previous:
+                raise TamperedLog(f"{self.path}: entry {number} does not follow entry {number - 1}: an entry was "
+                                  f"removed, inserted or moved")
+            if entry.get("hash") != entry_hash(entry):
+                raise TamperedLog(f"{self.path}: entry {number} was changed after it was written (exercise "
+                                  f"{entry.get('exercise')}, score {entry.get('score')})")
+            previous = entry["hash"]
+
+    def export(self, student: str, fmt: str) -> str:
+        """Every grade, as JSON or CSV, with the student's name; refuses a broken log."""
+        if fmt not in ("json", "csv"):
+            raise ValueError(f"unknown format {fmt!r}: choose json or csv")
+        self.verify()
+        entries = self.entries()
+        rows = [{"student": student, **{k: e.get(k) for k in FIELDS if k != "student"}} for e in entries]
+        last = entries[-1]["hash"] if entries else GENESIS
+        if fmt == "json":
+            return json.dumps({"student": student, "grades": rows, "last_hash": last}, indent=2)
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(FIELDS))
+        writer.writeheader()
+        writer.writerows(rows)
+        return out.getvalue()
+
+    def last_hash(self) -> str:
+        entries = self.entries()
+        return str(entries[-1]["hash"]) if entries else GENESIS
