@@ -134,3 +134,31 @@ async def test_demo_autoplay_runs_every_step_and_shows_the_answers(tui_target: r
         assert screen.index == 3
         assert any("Answer: 5. Offsets 0 to 4 are taken" in said for said in screen.narrations)
         assert not [o for o in screen.outputs if o.kind == "error"]
+
+
+async def test_g_grades_the_lessons_exercise_in_a_panel(tui_target: runner.Target, tmp_path: Path,
+                                                       monkeypatch: object) -> None:
+    import pytest
+
+    from lab.grading.catalogue import find
+    from lab.grading.log import GradeLog
+    from lab.lessons.catalogue import load_lessons
+    from lab.tui.screens.grade import GradeScreen
+
+    patch: pytest.MonkeyPatch = monkeypatch  # type: ignore[assignment]
+    patch.setenv("LAB_DATA_DIR", str(tmp_path / "data"))
+    lesson = next(x for x in load_lessons() if x.exercise == "08")
+    async with running(tui_target, tmp_path, lessons=load_lessons()) as (app, pilot):
+        app.open_lesson(lesson)
+        await pilot.pause()
+        await pilot.press("g")
+        screen = app.screen
+        assert isinstance(screen, GradeScreen) and screen.exercise == find("08")
+        await until(pilot, lambda: screen.report is not None, "the grade", timeout=120)
+        assert screen.report is not None and screen.report.score == 0   # the untouched stub
+        shown = "".join(line.text for line in screen.query_one("#grade-log").lines)  # type: ignore[attr-defined]
+        assert "not implemented yet" in shown
+        await pilot.press("escape")
+        assert isinstance(app.screen, LessonScreen)
+    assert app.progress.exercise_score("08") == 0.0
+    assert [e["exercise"] for e in GradeLog().entries()] == ["08"]

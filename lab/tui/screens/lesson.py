@@ -36,6 +36,7 @@ class LessonScreen(Screen[None]):
         Binding("p", "pause", "Pause views"),
         Binding("r", "restart", "Restart"),
         Binding("v", "next_view", "Next view"),
+        Binding("g", "grade", "Grade exercise"),
         Binding("escape", "back", "Lessons"),
         Binding("space", "toggle_autoplay", "Pause demo", show=False),
     ]
@@ -251,6 +252,20 @@ class LessonScreen(Screen[None]):
         log.write("[dim]fresh environment: press n for the first step[/dim]")
         for problem in problems:
             log.write(f"[yellow]{problem}[/yellow]")
+
+    def action_grade(self) -> None:
+        from lab.grading.catalogue import UnknownExercise, find
+        from lab.tui.screens.grade import GradeScreen
+
+        if not self.lesson.exercise:
+            self.notify("This lesson has no graded exercise.")
+            return
+        try:
+            exercise = find(self.lesson.exercise)
+        except UnknownExercise:
+            self.notify(f"Exercise {self.lesson.exercise} comes with a later part of the course.")
+            return
+        self.app.push_screen(GradeScreen(exercise, self.lab.progress))
 
     def action_next_view(self) -> None:
         tabs = self.query_one("#views", TabbedContent)
