@@ -66,10 +66,15 @@ def _show_result(result: CheckResult) -> None:
         console.print("     " + result.detail.replace("\n", "\n     "), style="dim", markup=False, highlight=False)
 
 
-def _grade_once(exercise: Exercise, path: Path | None, seed: int | None, as_json: bool) -> Report:
+def _grade_once(exercise: Exercise, path: Path | None, seed: int | None, as_json: bool,
+                keep: list[Report] | None = None) -> Report:
+    """Grade, log, and print; the report is kept (in `keep`) before anything is printed, so a Ctrl+C while printing
+    still knows the grade."""
     if not as_json:
         console.print(f"[bold]Exercise {exercise.label}[/bold]  [dim]{path or exercise.stub_path}[/dim]")
     report = run_grade(exercise, path, seed=seed, on_result=None if as_json else _show_result)
+    if keep is not None:
+        keep.append(report)
     GradeLog().append(report)
     Progress().pass_exercise(exercise.number, report.fraction)
     if as_json:
@@ -101,26 +106,33 @@ def grade(
 ) -> None:
     """Grade an exercise: each check with its points and, when it fails, why; the grade goes to the log."""
     chosen = _exercise(exercise) if exercise is not None else _next_exercise(Progress())
-    report = _grade_once(chosen, file, seed, as_json)
+    path = file or chosen.stub_path
+    graded = path.read_text()            # what this grade sees: a save after this point grades again
+    graded_reports: list[Report] = []
+    report = _grade_once(chosen, file, seed, as_json, graded_reports)
     if not watch:
         raise typer.Exit(0 if report.complete else 1)
-    path = file or chosen.stub_path
     console.print(f"[dim]watching {path}: save it to grade again, Ctrl+C to stop[/dim]")
-    last = path.stat().st_mtime
     try:
         while True:
             time.sleep(0.5)
-            mtime = path.stat().st_mtime
-            if mtime == last:
+            now = path.read_text()
+            if now == graded:
                 continue
-            last = mtime
+            while True:  # let the save finish: grade the file once it stops changing
+                time.sleep(0.2)
+                settled = path.read_text()
+                if settled == now:
+                    break
+                now = settled
+            graded = now
             console.rule()
-            report = _grade_once(chosen, file, seed, as_json)
+            report = _grade_once(chosen, file, seed, as_json, graded_reports)
             failing = report.first_failure()
             if failing is not None:
                 console.print(f"[bold]next:[/bold] {failing.name}")
     except KeyboardInterrupt:
-        raise typer.Exit(0 if report.complete else 1) from None
+        raise typer.Exit(0 if graded_reports[-1].complete else 1) from None
 
 
 def hint(exercise: str = typer.Argument(..., metavar="EXERCISE", help="A number (8, 08) or folder.")) -> None:

@@ -1,0 +1,55 @@
+"""`lab grade --watch`, as a student uses it: it grades, waits, grades again when the file is saved (showing the next
+failing check), and stops on Ctrl+C."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+LAB = Path(sys.executable).with_name("lab")
+STUDENTS = Path(__file__).resolve().parents[1] / "grading" / "students" / "08"
+
+
+def test_watch_grades_again_on_save(tmp_path: Path) -> None:
+    answer = tmp_path / "offset_manager.py"
+    answer.write_text((STUDENTS / "off_by_one.py").read_text())
+    process = subprocess.Popen([str(LAB), "grade", "08", "--watch", "--file", str(answer), "--seed", "2"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, "LAB_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "160"})
+    lines: queue.Queue[str] = queue.Queue()
+    seen: list[str] = []
+    output = process.stdout
+    assert output is not None
+
+    def pump() -> None:
+        for line in output:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+
+    def wait_for(needle: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not any(needle in line for line in seen):
+            assert time.monotonic() < deadline, f"{needle!r} not printed; output so far:\n{''.join(seen)}"
+            try:
+                seen.append(lines.get(timeout=0.5))
+            except queue.Empty:
+                continue
+
+    try:
+        wait_for("watching")
+        assert any("score 0.75/10" in line for line in seen)
+        assert not any("next:" in line for line in seen)           # the first grade shows the report only
+        answer.write_text((STUDENTS / "correct.py").read_text())   # save a fix
+        wait_for("score 10/10")
+        process.send_signal(signal.SIGINT)
+        assert process.wait(30) == 0, "".join(seen)                # full marks: a clean exit
+    finally:
+        if process.poll() is None:
+            process.kill()
