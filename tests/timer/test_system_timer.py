@@ -2,52 +2,28 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
-from lab.timer import MockTime, SystemTime, SystemTimer, TimerTask
+from lab.grading.timer_cases import judge_system_timer_case
+from lab.timer import MockTime, SystemTime, SystemTimer, Time, TimerTask
 from tests.vectors import load
 
 CASES = {case["name"]: case for case in load("kafka_timer_purgatory.json")["timer_cases"]}
 
 
-class RecordingTask(TimerTask):
-    def __init__(self, task_id: int, delay_ms: int, fired: list[int]) -> None:
-        super().__init__(delay_ms)
-        self.task_id = task_id
-        self.fired = fired
-
-    def run(self) -> None:
-        self.fired.append(self.task_id)
+def system_timer(tick_ms: int, wheel_size: int, time: Time) -> SystemTimer:
+    return SystemTimer("test", tick_ms=tick_ms, wheel_size=wheel_size, time=time)
 
 
 def test_vector_already_expired_tasks_run_inside_add() -> None:
     case = CASES["kafka-timer-testAlreadyExpiredTask"]
-    fired: list[int] = []
-    timer = SystemTimer("test", tick_ms=case["tick_ms"], wheel_size=case["wheel_size"], time=MockTime(1_000))
-    for task in case["tasks"]:
-        timer.add(RecordingTask(task["id"], task["delay_ms"], fired))
-    assert sorted(fired) == case["expected"]["fired_ids_set"]  # before any advance_clock
-    assert timer.advance_clock(case["actions"][1]["advance_clock"]["timeout_ms"]) is False
-    assert timer.size == 0
+    assert judge_system_timer_case(system_timer, case, MockTime(1_000)) is None
 
 
 @pytest.mark.parametrize("clock", ["mock", "system"])
 def test_vector_task_expiration_every_task_fires_exactly_once(clock: str) -> None:
     case = CASES["kafka-timer-testTaskExpiration"]
-    time = MockTime(5_000) if clock == "mock" else SystemTime()
-    fired: list[int] = []
-    timer = SystemTimer("test", tick_ms=case["tick_ms"], wheel_size=case["wheel_size"], time=time)
-    tasks = [RecordingTask(t["id"], t["delay_ms"], fired) for t in case["tasks"]]
-    for task in tasks:
-        timer.add(task)
-    timeout = case["actions"][1]["repeat_until_false"]["advance_clock"]["timeout_ms"]
-    while timer.advance_clock(timeout):
-        pass
-    assert sorted(fired) == case["expected"]["fired_ids_sorted"]
-    assert Counter(fired) == Counter(t.task_id for t in tasks)
-    assert timer.size == 0
+    assert judge_system_timer_case(system_timer, case, MockTime(5_000) if clock == "mock" else SystemTime()) is None
 
 
 def test_on_a_mock_clock_each_task_fires_exactly_at_its_expiration_with_a_1ms_tick() -> None:

@@ -2,52 +2,19 @@
 
 from __future__ import annotations
 
-from lab.timer import MockTime, TaskCounter, TimerTask, TimerTaskEntry, TimerTaskList
+from lab.grading.timer_cases import judge_get_delay, judge_task_list_test_all
+from lab.timer import TaskCounter, TimerTask, TimerTaskEntry, TimerTaskList
 from tests.vectors import load
 
 CASES = {case["name"]: case for case in load("kafka_timer_purgatory.json")["timer_cases"]}
 
 
 def test_vector_test_all_a_task_lives_in_one_list_and_the_counter_counts_live_entries() -> None:
-    expected = [step["expected"] for step in CASES["kafka-timer-TimerTaskListTest.testAll"]["steps"]]
-    counter = TaskCounter()
-    list1, list2, list3 = TimerTaskList(counter), TimerTaskList(counter), TimerTaskList(counter)
-    tasks = [TimerTask(0) for _ in range(10)]
-
-    counts = []
-    for task in tasks:
-        list1.add(TimerTaskEntry(task, 10))
-        counts.append(counter.value)
-    assert counts == expected[0]["shared_counter_after_each_add"]
-    assert (len(list1), counter.value) == (expected[0]["list1"], expected[0]["counter"])
-
-    for task in tasks[:4]:  # a new entry for an existing task moves it
-        before = counter.value
-        list2.add(TimerTaskEntry(task, 10))
-        assert counter.value == before
-    assert (len(list1), len(list2), counter.value) == (
-        expected[1]["list1"], expected[1]["list2"], expected[1]["counter"])
-
-    for task in tasks[4:]:
-        list3.add(TimerTaskEntry(task, 10))
-    assert (len(list1), len(list2), len(list3), counter.value) == (
-        expected[2]["list1"], expected[2]["list2"], expected[2]["list3"], expected[2]["counter"])
-
-    for step, bucket in zip(expected[3:], (list1, list2, list3), strict=True):
-        bucket.foreach(lambda task: task.cancel())
-        assert (len(list1), len(list2), len(list3)) == (step["list1"], step["list2"], step["list3"])
-    assert counter.value == 0
+    assert judge_task_list_test_all(TimerTaskList, CASES["kafka-timer-TimerTaskListTest.testAll"]) is None
 
 
 def test_vector_get_delay_is_the_time_left_until_the_bucket_expires() -> None:
-    case = CASES["kafka-timer-TimerTaskListTest.testGetDelay"]
-    clock = MockTime(start_ms=123_456)
-    bucket = TimerTaskList(TaskCounter())
-    bucket.set_expiration(clock.milliseconds() + 10_000)
-    clock.sleep(5_000)
-    assert bucket.get_delay(clock.milliseconds()) // 1000 == case["steps"][1]["expected"]["getDelay_seconds"]
-    clock.sleep(50_000)
-    assert bucket.get_delay(clock.milliseconds()) == 0
+    assert judge_get_delay(TimerTaskList, CASES["kafka-timer-TimerTaskListTest.testGetDelay"]) is None
 
 
 def test_set_expiration_reports_only_a_change_so_the_bucket_is_queued_once_per_slot() -> None:

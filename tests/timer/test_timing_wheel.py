@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lab.timer import DelayQueue, MockTime, SystemTimer, TaskCounter, TimerTask, TimerTaskEntry, TimingWheel
+from lab.grading.timer_cases import judge_placement, judge_worked_example
+from lab.timer import DelayQueue, SystemTimer, TaskCounter, TimerTask, TimerTaskEntry, TimingWheel
 from tests.vectors import load
 
 PLACEMENT = next(
@@ -13,30 +14,9 @@ PLACEMENT = next(
 )
 
 
-def locate(wheel: TimingWheel, entry: TimerTaskEntry) -> tuple[int, TimingWheel, int]:
-    for level, candidate in enumerate(wheel.levels(), start=1):
-        for index, bucket in enumerate(candidate.buckets):
-            if entry.list is bucket:
-                return level, candidate, index
-    raise AssertionError(f"{entry} is in no bucket")
-
-
 @pytest.mark.parametrize("placement", PLACEMENT["placements"], ids=lambda p: f"expiration={p['expiration']}")
 def test_vector_placement_on_a_fresh_wheel(placement: dict[str, int | str]) -> None:
-    wheel = TimingWheel(PLACEMENT["tick_ms"], PLACEMENT["wheel_size"], PLACEMENT["start_ms"], TaskCounter(),
-                        DelayQueue())
-    entry = TimerTaskEntry(TimerTask(0), int(placement["expiration"]))
-    added = wheel.add(entry)
-    if placement.get("result") == "already_expired":
-        assert added is False
-        assert entry.list is None
-        return
-    assert added is True
-    level, owner, index = locate(wheel, entry)
-    assert level == placement["level"]
-    assert owner.tick_ms == placement["tick_ms"]
-    assert index == placement["bucket_index"]
-    assert owner.buckets[index].expiration == placement["bucket_expiration"]
+    assert judge_placement(TimingWheel, PLACEMENT, placement) is None
 
 
 def test_a_cancelled_entry_is_refused() -> None:
@@ -68,38 +48,9 @@ def test_advance_clock_ignores_times_inside_the_current_tick() -> None:
 
 
 def test_the_module_worked_example_step_by_step() -> None:
-    # Expected values below are worked out by hand in lab/timer/timing_wheel.py's docstring.
-    clock = MockTime()
-    timer = SystemTimer("worked-example", tick_ms=1, wheel_size=3, time=clock)
-    fired: list[tuple[str, int]] = []
-    tasks = {name: TimerTask(delay, lambda name=name: fired.append((name, clock.milliseconds())))
-             for name, delay in (("t1", 1), ("t5", 5), ("t20", 20))}
-    for task in tasks.values():
-        timer.add(task)
-
-    def where(name: str) -> tuple[int, int, int]:
-        entry = tasks[name].timer_task_entry
-        assert entry is not None
-        level, owner, index = locate(timer.timing_wheel, entry)
-        return level, index, owner.buckets[index].expiration
-
-    assert where("t1") == (1, 1, 1)
-    assert where("t5") == (2, 1, 3)
-    assert where("t20") == (3, 2, 18)
-    assert len(timer.timing_wheel.levels()) == 3
-
-    timer.advance_clock(100)                      # clock -> 1
-    assert fired == [("t1", 1)]
-    timer.advance_clock(100)                      # clock -> 3: t5 cascades to level 1
-    assert clock.milliseconds() == 3 and where("t5") == (1, 2, 5)
-    timer.advance_clock(100)                      # clock -> 5
-    assert fired[-1] == ("t5", 5)
-    timer.advance_clock(100)                      # clock -> 18: t20 falls straight to level 1
-    assert clock.milliseconds() == 18 and where("t20") == (1, 2, 20)
-    timer.advance_clock(100)
-    assert fired[-1] == ("t20", 20)
-    assert timer.size == 0
-    assert timer.advance_clock(100) is False
+    # Expected values are worked out by hand in lab/timer/timing_wheel.py's docstring.
+    assert judge_worked_example(lambda tick_ms, wheel_size, clock: SystemTimer(
+        "worked-example", tick_ms=tick_ms, wheel_size=wheel_size, time=clock)) is None
 
 
 def test_invalid_wheel_parameters_are_rejected_with_the_reason() -> None:
