@@ -1,36 +1,31 @@
-"""Replaying the multi-step sticky vectors (assignors_sticky.json) the way upstream's tests run them."""
+"""Replaying the multi-step sticky vectors (assignors_sticky.json) the way upstream's tests run them. The replay and
+the judging functions are shared with the exercise grader (`lab.grading.assignor_cases`); the cooperative follow-up
+rounds and the ownership-transfer checks, which only the lab's own assignors are held to, are here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from lab.assignors import (
     AbstractStickyAssignor,
-    Assignment,
     CooperativeStickyAssignor,
     StickyAssignor,
     Subscription,
     TopicPartition,
-    balance,
     cooperative_rounds,
-    is_balanced_kafka,
-    validity_problems,
 )
 from lab.assignors.cooperative_sticky import revoked_partitions
-from tests.assignors.vectors import load, subscription, tps
+from lab.grading.assignor_cases import (
+    StickyStep,
+    replay_sticky,
+    sticky_expected_problems,
+    sticky_property_problems,
+)
+from tests.assignors.vectors import load
 
 STICKY_CASES = load("assignors_sticky.json")
 UPSTREAM_GENERATION = 1  # the generationId field of upstream's test classes, used for follow-up rebalances
-
-
-@dataclass
-class StepResult:
-    subscriptions: dict[str, Subscription]
-    first: Assignment
-    final: Assignment
-    transferring: dict[TopicPartition, str] | None
-    rounds: list[Assignment] = field(default_factory=list)
 
 
 def make_assignor(kind: str) -> AbstractStickyAssignor:
@@ -38,60 +33,31 @@ def make_assignor(kind: str) -> AbstractStickyAssignor:
     return CooperativeStickyAssignor() if kind == "cooperative-sticky" else StickyAssignor()
 
 
-def run_case(case: dict[str, Any], kind: str) -> list[StepResult]:
+def run_case(case: dict[str, Any], kind: str) -> list[StickyStep]:
     assignor = make_assignor(kind)
-    results: list[StepResult] = []
-    for step in case["steps"]:
-        subscriptions = {}
-        for member, raw in step["subscriptions"].items():
-            owned_raw = raw.get("owned_partitions")
-            if owned_raw == "$previous":
-                owned = list(results[-1].final.get(member, []))
-            elif owned_raw == "$step0":
-                owned = list(results[0].final.get(member, []))
-            else:
-                owned = tps(owned_raw)
-            subscriptions[member] = subscription(raw, owned=owned, eager_sticky=isinstance(assignor, StickyAssignor))
-        outcome = assignor.assign_with_details(step["partitions_per_topic"], subscriptions)
+
+    def run_step(counts: Mapping[str, int], subscriptions: dict[str, Subscription]) -> StickyStep:
+        outcome = assignor.assign_with_details(counts, subscriptions)
         rounds = [outcome.assignment]
-        if isinstance(assignor, CooperativeStickyAssignor):
-            rounds = [outcome.assignment, *cooperative_rounds(
-                assignor, step["partitions_per_topic"], _resubscribed(assignor, subscriptions, outcome.assignment),
-                generation=UPSTREAM_GENERATION)] if revoked_partitions(subscriptions, outcome.assignment) else rounds
-        results.append(StepResult(subscriptions, outcome.assignment, rounds[-1],
-                                  outcome.partitions_transferring_ownership, rounds))
-    return results
+        if isinstance(assignor, CooperativeStickyAssignor) and revoked_partitions(subscriptions, outcome.assignment):
+            rounds += cooperative_rounds(assignor, counts, _resubscribed(assignor, subscriptions, outcome.assignment),
+                                         generation=UPSTREAM_GENERATION)
+        return StickyStep(subscriptions, outcome.assignment, rounds[-1], outcome.partitions_transferring_ownership,
+                          rounds)
+
+    return replay_sticky(case, run_step, eager_sticky=isinstance(assignor, StickyAssignor))
 
 
 def _resubscribed(assignor: AbstractStickyAssignor, subscriptions: dict[str, Subscription],
-                  assignment: Assignment) -> dict[str, Subscription]:
+                  assignment: dict[str, list[TopicPartition]]) -> dict[str, Subscription]:
     return {m: assignor.resubscribe(s, assignment[m], UPSTREAM_GENERATION) for m, s in subscriptions.items()}
 
 
-def expectation(step: dict[str, Any], kind: str) -> dict[str, Any] | None:
-    """The asserted lists (with their comparison and assertion point) for this assignor, if any."""
-    by_assignor = step.get("expected_by_assignor", {})
-    if kind in by_assignor:
-        chosen: dict[str, Any] = by_assignor[kind]
-        return chosen
-    if "expected" in step:
-        return {key: step[key] for key in ("expected", "expected_compare", "expected_assertion_point") if key in step}
-    return None
+def check_expected(step: dict[str, Any], kind: str, result: StickyStep) -> None:
+    assert sticky_expected_problems(step, kind, result) == []
 
 
-def check_expected(step: dict[str, Any], kind: str, result: StepResult) -> None:
-    wanted = expectation(step, kind)
-    if wanted is None:
-        return
-    actual = result.final if wanted.get("expected_assertion_point") == "after_cooperative_followup" else result.first
-    for member, raw in wanted["expected"].items():
-        if wanted.get("expected_compare", "set") == "list":
-            assert actual[member] == tps(raw), f"{member}: {actual[member]} != {tps(raw)}"
-        else:
-            assert sorted(actual[member]) == sorted(tps(raw)), f"{member}: {actual[member]} != {tps(raw)}"
-
-
-def check_transferring(step: dict[str, Any], result: StepResult) -> None:
+def check_transferring(step: dict[str, Any], result: StickyStep) -> None:
     if "expected_partitions_transferring_ownership" not in step:
         return
     raw = step["expected_partitions_transferring_ownership"]
@@ -103,7 +69,7 @@ def check_transferring(step: dict[str, Any], result: StepResult) -> None:
     assert result.transferring == expected
 
 
-def check_cooperative_rule(result: StepResult) -> None:
+def check_cooperative_rule(result: StickyStep) -> None:
     """No round gives a partition to a new owner while another member still has to revoke it."""
     subscriptions = result.subscriptions
     for assignment in result.rounds:
@@ -115,51 +81,5 @@ def check_cooperative_rule(result: StepResult) -> None:
                          for m, s in subscriptions.items()}
 
 
-def check_properties(step: dict[str, Any], index: int, results: list[StepResult]) -> None:
-    props: dict[str, Any] = step.get("expected_properties") or {}
-    result = results[index]
-    final = result.final
-    sizes = {member: len(partitions) for member, partitions in final.items()}
-    previous = results[index - 1].final if index > 0 else {}
-    for key, value in props.items():
-        if key == "valid":
-            assert validity_problems(final, result.subscriptions, step["partitions_per_topic"]) == []
-        elif key in ("no_partition_assigned_twice", "members_get_different_partitions"):
-            all_partitions = [tp for partitions in final.values() for tp in partitions]
-            assert len(all_partitions) == len(set(all_partitions))
-        elif key == "balanced":
-            assert is_balanced_kafka(final)
-        elif key == "fully_balanced":
-            assert balance(final) <= 1
-        elif key == "member_size_exact":
-            assert set(sizes.values()) == {value}
-        elif key == "max_member_size":
-            assert max(sizes.values()) <= value
-        elif key == "member_size_range":
-            assert all(value[0] <= size <= value[1] for size in sizes.values())
-        elif key == "member_sizes":
-            assert [sizes[m] for m in step["subscriptions"]] == value
-        elif key == "member_sizes_one_of":
-            assert [sizes[m] for m in step["subscriptions"]] in value
-        elif key == "total_assigned":
-            assert sum(sizes.values()) == value
-        elif key == "per_member_topic_counts":
-            for partitions in final.values():
-                for topic, count in value.items():
-                    assert sum(1 for tp in partitions if tp.topic == topic) == count
-        elif key == "each_member_keeps_previous":
-            assert all(set(previous.get(m, [])) <= set(final[m]) for m in final)
-        elif key == "keeps_previous":
-            assert all(set(previous[m]) <= set(final[m]) for m, must in value.items() if must)
-        elif key == "each_member_subset_of_previous":
-            assert all(set(final[m]) <= set(previous.get(m, [])) for m in final)
-        elif key == "subset_of_owned":
-            assert all(set(final[m]) <= set(result.subscriptions[m].owned_partitions) for m in value)
-        elif key == "intersects":
-            for member, reference in value.items():
-                step_name, other = reference.split(":")
-                assert set(final[member]) & set(results[int(step_name.removeprefix("step"))].final[other])
-        elif key == "disjoint":
-            assert all(not set(final[a]) & set(final[b]) for a, b in value)
-        else:
-            raise AssertionError(f"unknown expected property {key!r}: extend the test harness")
+def check_properties(step: dict[str, Any], index: int, results: list[StickyStep]) -> None:
+    assert sticky_property_problems(step, index, results) == []

@@ -19,7 +19,8 @@ from lab.assignors import (
     TopicPartition,
     num_partitions_with_rack_mismatch,
 )
-from tests.assignors.vectors import load, partition_racks, subscription, tps
+from lab.grading.assignor_cases import subscription, tps
+from tests.assignors.vectors import load, partition_racks
 
 RACK_CASES = load("assignors_rack_aware.json")
 
