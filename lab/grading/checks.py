@@ -179,3 +179,14 @@ def differential(ctx: Context, strategy: Any, compare: Callable[[Any], str | Non
     except AssertionError:
         raise Fail(f"random {name}s (seed {ctx.seed}): your result differs from Kafka's on the smallest case found",
                    found[-1] if found else "") from None
+
+
+def first_step_difference(mine: Sequence[Any], theirs: Sequence[Any], differ: Callable[[Any, Any], str | None],
+                          listing: Sequence[str]) -> str | None:
+    """Two runs of the same script, step by step (each step with a `label`): the first difference `differ` finds, with
+    the whole script listed after it; None when the runs agree."""
+    for number, (yours, expected) in enumerate(zip(mine, theirs, strict=True), start=1):
+        difference = differ(yours, expected)
+        if difference:
+            return "\n".join([f"after step {number} ({expected.label}): {difference}", "", *listing])
+    return None

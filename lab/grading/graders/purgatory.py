@@ -17,7 +17,16 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from lab.grading.checks import Check, Context, Fail, Partial, differential, expect_type, score_cases
+from lab.grading.checks import (
+    Check,
+    Context,
+    Fail,
+    Partial,
+    differential,
+    expect_type,
+    first_step_difference,
+    score_cases,
+)
 from lab.grading.reference_vectors import load
 from lab.grading.timer_cases import Call, judge_purgatory_case, long_or_short, plain_call, wait_until_completed
 from lab.purgatory.delayed_operation import DelayedOperation
@@ -371,11 +380,7 @@ def compare_scripts(ctx: Context, differ: Callable[[Step, Step], str | None]) ->
             mine = run_script(cls, script, ctx.call)
         except Fail as failure:
             return "\n".join([failure.message, "", *listing])
-        for number, (yours, theirs) in enumerate(zip(mine, kafka, strict=True), start=1):
-            difference = differ(yours, theirs)
-            if difference:
-                return "\n".join([f"after step {number} ({theirs.label}): {difference}", "", *listing])
-        return None
+        return first_step_difference(mine, kafka, differ, listing)
 
     return compare
 

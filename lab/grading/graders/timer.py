@@ -22,7 +22,16 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from lab.grading.checks import Check, Context, Fail, Partial, differential, expect_type, score_cases
+from lab.grading.checks import (
+    Check,
+    Context,
+    Fail,
+    Partial,
+    differential,
+    expect_type,
+    first_step_difference,
+    score_cases,
+)
 from lab.grading.reference_vectors import load
 from lab.grading.timer_cases import (
     Call,
@@ -377,11 +386,7 @@ def compare_schedules(ctx: Context, differ: Callable[[Step, Step], str | None]) 
             mine = run_schedule(make, schedule, ctx.call)
         except Fail as failure:
             return "\n".join([failure.message, "", *listing])
-        for number, (yours, theirs) in enumerate(zip(mine, kafka, strict=True), start=1):
-            difference = differ(yours, theirs)
-            if difference:
-                return "\n".join([f"after step {number} ({theirs.label}): {difference}", "", *listing])
-        return None
+        return first_step_difference(mine, kafka, differ, listing)
 
     return compare
 
