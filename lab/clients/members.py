@@ -81,6 +81,10 @@ class Policy:
     def on_revoke(self, member: MemberThread, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         pass
 
+    def on_lost(self, member: MemberThread, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        """Partitions taken away without a revoke (the member was put out of the group): another member may own them
+        already, so there is nothing to commit."""
+
     def on_record(self, member: MemberThread, consumer: Consumer, message: Message) -> None:
         pass
 
@@ -263,8 +267,9 @@ class MemberThread:
         self.policy.on_revoke(self, consumer, partitions)
 
     def _on_lost(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
-        with self.lock:  # another member may already own them: committing would be refused anyway
+        with self.lock:
             self.callbacks.lost.append(lab_partitions(partitions))
+        self.policy.on_lost(self, consumer, partitions)
 
     def _record(self, consumer: Consumer, message: Message) -> None:
         error = message.error()

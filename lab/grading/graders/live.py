@@ -202,7 +202,7 @@ class Harness(Policy):
         with self.journal.lock:
             self.journal.running[member.name] = (hook, time.monotonic())
         try:
-            if function is not None:    # the lab's Policy has no on_lost: a member without one does nothing then
+            if function is not None:    # a hook the student's class lacks does nothing
                 function(member, watched, *rest)
         except NotImplementedError:
             self._problem(f"{member.name}'s {hook} is not implemented yet (it raises NotImplementedError: fill in "
@@ -241,20 +241,10 @@ class Harness(Policy):
         self._run("before_close", member, consumer)
 
 
-class ListenerMember(MemberThread):
-    """A MemberThread whose policy also hears on_lost (the lab's Policy has no such hook; MemberThread only notes
-    lost partitions)."""
-
-    def _on_lost(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
-        super()._on_lost(consumer, partitions)
-        if isinstance(self.policy, Harness):
-            self.policy.on_lost(self, consumer, partitions)
-
-
 def _member(ctx: Context, story: _Story, journal: Journal, name: str, topic: str,
-            config: dict[str, Any] | None = None) -> ListenerMember:
+            config: dict[str, Any] | None = None) -> MemberThread:
     student = ctx.call("CommitOnRevoke()", ctx.student_attr("CommitOnRevoke"))
-    member = ListenerMember(name, story.bootstrap, journal.group, [topic], "range",
+    member = MemberThread(name, story.bootstrap, journal.group, [topic], "range",
                             {**story.timeouts.consumer_config(), **(config or {})}, Harness(ctx, student, journal))
     story.defer(lambda: member.stop(HOOK_S / 3))
     member.start()
@@ -287,7 +277,7 @@ def _unless_stuck(run: Callable[[Context], Partial | None]) -> Callable[[Context
     return check
 
 
-def _settle(story: _Story, journal: Journal, members: list[ListenerMember], partitions: list[TopicPartition],
+def _settle(story: _Story, journal: Journal, members: list[MemberThread], partitions: list[TopicPartition],
             when: str = "") -> None:
     """Wait until `members` share `partitions` out between them (each member's own assignment() says so)."""
     what = (f"{' and '.join(m.name for m in members)} to {'own' if len(members) == 1 else 'share'} "
