@@ -133,18 +133,19 @@ def run_check(ctx: Context, check: Check) -> CheckResult:
     return CheckResult(check.name, check.points, round(check.points * fraction, 2), outcome.message, outcome.detail)
 
 
+def _problem(judge: Callable[[Any], str | None], value: Any) -> str | None:
+    """What `judge` says is wrong with `value`, a `Fail` raised on the way counting as its message."""
+    try:
+        return judge(value)
+    except Fail as failure:
+        return failure.message
+
+
 def score_cases(cases: Sequence[Any], judge: Callable[[Any], str | None], *, what: str = "case",
                 show: int = 3) -> Partial | None:
     """Judge every case (`judge` returns None when right, else why); full points when all pass, else the fraction
     passed and the first failures."""
-    failures = []
-    for case in cases:
-        try:
-            problem = judge(case)
-        except Fail as failure:
-            problem = failure.message
-        if problem is not None:
-            failures.append(problem)
+    failures = [problem for problem in (_problem(judge, case) for case in cases) if problem is not None]
     if not failures:
         return None
     passed = len(cases) - len(failures)
@@ -166,10 +167,7 @@ def differential(ctx: Context, strategy: Any, compare: Callable[[Any], str | Non
               suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink], print_blob=False)
     @given(strategy)
     def property_holds(value: Any) -> None:
-        try:
-            difference = compare(value)
-        except Fail as failure:
-            difference = failure.message
+        difference = _problem(compare, value)
         if difference is not None:
             found.append(difference)
             raise AssertionError(difference)
@@ -181,10 +179,16 @@ def differential(ctx: Context, strategy: Any, compare: Callable[[Any], str | Non
                    found[-1] if found else "") from None
 
 
-def first_step_difference(mine: Sequence[Any], theirs: Sequence[Any], differ: Callable[[Any, Any], str | None],
-                          listing: Sequence[str]) -> str | None:
-    """Two runs of the same script, step by step (each step with a `label`): the first difference `differ` finds, with
-    the whole script listed after it; None when the runs agree."""
+def first_step_difference(header: str, theirs: Sequence[Any], run_mine: Callable[[], Sequence[Any]],
+                          differ: Callable[[Any, Any], str | None]) -> str | None:
+    """Two runs of the same script, step by step (each step with a `label`): the reference's (`theirs`) and the
+    student's (`run_mine()`). The student's failure, or the first difference `differ` finds, with the script listed
+    after it under `header`; None when the runs agree."""
+    listing = [header, *(f"  step {n}: {step.label}" for n, step in enumerate(theirs, 1))]
+    try:
+        mine = run_mine()
+    except Fail as failure:
+        return "\n".join([failure.message, "", *listing])
     for number, (yours, expected) in enumerate(zip(mine, theirs, strict=True), start=1):
         difference = differ(yours, expected)
         if difference:

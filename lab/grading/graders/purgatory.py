@@ -374,13 +374,9 @@ def compare_scripts(ctx: Context, differ: Callable[[Step, Step], str | None]) ->
 
     def compare(script: Script) -> str | None:
         kafka = run_script(ctx.reference.DelayedOperationPurgatory, script, plain_call)
-        listing = [f"DelayedOperationPurgatory(purge_interval={script.purge_interval}) on a timer with the clock at 0:"]
-        listing += [f"  step {n}: {step.label}" for n, step in enumerate(kafka, 1)]
-        try:
-            mine = run_script(cls, script, ctx.call)
-        except Fail as failure:
-            return "\n".join([failure.message, "", *listing])
-        return first_step_difference(mine, kafka, differ, listing)
+        return first_step_difference(
+            f"DelayedOperationPurgatory(purge_interval={script.purge_interval}) on a timer with the clock at 0:",
+            kafka, lambda: run_script(cls, script, ctx.call), differ)
 
     return compare
 

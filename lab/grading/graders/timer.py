@@ -380,13 +380,9 @@ def compare_schedules(ctx: Context, differ: Callable[[Step, Step], str | None]) 
 
     def compare(schedule: Schedule) -> str | None:
         kafka = run_schedule(reference_timer, schedule, plain_call)
-        listing = [f"SystemTimer(tick_ms={schedule.tick_ms}, wheel_size={schedule.wheel_size}), clock starting at "
-                   f"{schedule.start_ms}:"] + [f"  step {n}: {step.label}" for n, step in enumerate(kafka, 1)]
-        try:
-            mine = run_schedule(make, schedule, ctx.call)
-        except Fail as failure:
-            return "\n".join([failure.message, "", *listing])
-        return first_step_difference(mine, kafka, differ, listing)
+        return first_step_difference(
+            f"SystemTimer(tick_ms={schedule.tick_ms}, wheel_size={schedule.wheel_size}), clock starting at "
+            f"{schedule.start_ms}:", kafka, lambda: run_schedule(make, schedule, ctx.call), differ)
 
     return compare
 
