@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 LOCK = ROOT / "requirements.lock"
 STAMP = VENV / ".lab-installed"
-EXTRAS = "dev"
+EXTRAS = "dev,spark"
 
 
 def venv_python() -> Path:

@@ -9,7 +9,7 @@ from importlib import resources
 from typing import Any
 
 NAMES = ("assignors_range_roundrobin.json", "assignors_sticky.json", "kafka_timer_purgatory.json",
-         "storm_kafka_offsets.json")
+         "storm_kafka_offsets.json", "spark_backpressure_ratelimit.json")
 
 
 @cache
