@@ -6,7 +6,17 @@ import typer
 
 import lab
 from lab.backends import BackendKind
-from lab.cli import assign_cmd, broker_cmd, dump_log_cmd, grade_cmd, run_cmd, stack_cmd, timer_cmd, tui_cmd
+from lab.cli import (
+    assign_cmd,
+    broker_cmd,
+    dump_log_cmd,
+    grade_cmd,
+    run_cmd,
+    spark_cmd,
+    stack_cmd,
+    timer_cmd,
+    tui_cmd,
+)
 from lab.cli.options import BACKEND, BOOTSTRAP_SERVERS
 
 app = typer.Typer(
@@ -18,6 +28,7 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 app.add_typer(timer_cmd.app, name="timer")
+app.add_typer(spark_cmd.app, name="spark")
 app.command("assign")(assign_cmd.assign)
 app.command("dump-log")(dump_log_cmd.dump_log)
 app.command("broker")(broker_cmd.broker)

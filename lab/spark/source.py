@@ -4,7 +4,7 @@ Spark's own Kafka source is a jar (connector/kafka-0-10-sql); this one is the la
 API, with confluent-kafka underneath. It plans micro-batches the way `KafkaMicroBatchStream` does and adds back what
 Structured Streaming lost from Spark Streaming's `DirectKafkaInputDStream`: a rate controller.
 
-    from lab.spark import session
+    from lab.spark.session import session
     spark = session()                                  # registers "lab-kafka" and the feedback listener
     stream = (spark.readStream.format("lab-kafka")
               .option("kafka.bootstrap.servers", "127.0.0.1:9092")
