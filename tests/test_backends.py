@@ -41,7 +41,7 @@ docker_missing = pytest.mark.skipif(docker_status().usable, reason="Docker works
 
 
 @docker_missing
-@pytest.mark.parametrize("command", [["up"], ["down"], ["up", "--profile", "cluster"]])
+@pytest.mark.parametrize("command", [["up"], ["down"], ["up", "--profile", "cluster"], ["up", "--profile", "spark"]])
 def test_stack_commands_say_docker_is_unavailable_and_suggest_the_embedded_broker(command: list[str]) -> None:
     result = runner.invoke(app, command)
     assert result.exit_code == 1
@@ -64,3 +64,4 @@ def test_doctor_flags_a_bad_backend_choice() -> None:
 def test_an_unknown_profile_is_refused() -> None:
     result = runner.invoke(app, ["up", "--profile", "big"])
     assert result.exit_code == 2
+    assert "cluster or spark" in result.output

@@ -31,31 +31,39 @@ def _require_docker() -> DockerStatus:
     return status
 
 
-def _compose(*args: str, profile: str | None = None) -> int:
+PROFILES = ("cluster", "spark")
+
+
+def _compose(*args: str, profiles: tuple[str, ...] = ()) -> int:
     command = ["docker", "compose", "-f", str(COMPOSE_FILE)]
-    if profile:
+    for profile in profiles:
         command += ["--profile", profile]
     console.print(f"[dim]$ {' '.join(command + list(args))}[/dim]")
     return subprocess.run([*command, *args], check=False).returncode  # compose prints its own progress
 
 
-def up(profile: str = typer.Option(None, "--profile", help="`cluster`: three brokers (RF 3, min.insync.replicas 2)."),
+def up(profile: str = typer.Option(None, "--profile",
+                                   help="`cluster`: three brokers (RF 3, min.insync.replicas 2); `spark`: also a "
+                                        "Spark standalone master and worker (spark://localhost:7077)."),
        ) -> None:
     """Start Apache Kafka from compose/ (KRaft) and wait until it is healthy."""
-    if profile not in (None, "cluster"):
-        raise typer.BadParameter(f"unknown profile {profile!r}: the only one is `cluster`", param_hint="--profile")
+    if profile not in (None, *PROFILES):
+        raise typer.BadParameter(f"unknown profile {profile!r}: choose {' or '.join(PROFILES)}", param_hint="--profile")
     _require_docker()
-    code = _compose("up", "-d", "--wait", profile=profile)
+    code = _compose("up", "-d", "--wait", profiles=(profile,) if profile else ())
     if code != 0:
         console.print("[bold red]docker compose up failed[/bold red]; `lab status` shows what is running.")
         raise typer.Exit(code)
     console.print(f"Apache Kafka is up: bootstrap.servers={DOCKER_BOOTSTRAP}. Use it with `--backend docker`.")
+    if profile == "spark":
+        console.print("Spark is up: spark://localhost:7077. Run the Spark lessons' job there with "
+                      "LAB_SPARK_MASTER=spark://localhost:7077.")
 
 
 def down() -> None:
     """Stop the compose stack and remove its containers (data volumes too: the next `lab up` starts clean)."""
     _require_docker()
-    raise typer.Exit(_compose("down", "--volumes", profile="cluster"))
+    raise typer.Exit(_compose("down", "--volumes", profiles=PROFILES))
 
 
 def status() -> None:
@@ -64,7 +72,7 @@ def status() -> None:
     if not docker.usable:
         console.print(f"Docker backend: [yellow]unavailable[/yellow] ({docker.detail}). {EMBEDDED_HINT}")
         return
-    raise typer.Exit(_compose("ps", profile="cluster"))
+    raise typer.Exit(_compose("ps", profiles=PROFILES))
 
 
 def _java_version() -> str | None:

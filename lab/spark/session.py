@@ -62,24 +62,32 @@ def session(
     """Get (or create) a SparkSession set up for the lab, with the `lab-kafka` source registered.
 
     `master` defaults to `local[2]` (this course's machines have two cores), or `LAB_SPARK_MASTER` when set, e.g.
-    `spark://localhost:7077` for the compose profile's standalone cluster.
+    `spark://localhost:7077` for `lab up --profile spark`'s standalone cluster, whose executors run the Python of
+    their own image (`LAB_SPARK_EXECUTOR_PYTHON`, default `python3`).
     """
     check_requirements()
     env = worker_environment()
     os.environ.update(env)  # the JVM, and the Python workers it forks, inherit these
     from pyspark.sql import SparkSession
 
+    chosen = master or os.environ.get("LAB_SPARK_MASTER") or "local[2]"
     builder = (
         SparkSession.builder.appName(app_name)
-        .master(master or os.environ.get("LAB_SPARK_MASTER") or "local[2]")
+        .master(chosen)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.executorEnv.PYSPARK_PYTHON", env["PYSPARK_PYTHON"])
-        .config("spark.executorEnv.PYTHONPATH", env["PYTHONPATH"])
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
     )
+    if chosen.startswith("local"):
+        builder = (builder.config("spark.executorEnv.PYSPARK_PYTHON", env["PYSPARK_PYTHON"])
+                   .config("spark.executorEnv.PYTHONPATH", env["PYTHONPATH"]))
+    else:
+        # a cluster's executors run their own image's Python (compose/spark/Dockerfile installs the lab in it), not
+        # this machine's interpreter path
+        builder = (builder.config("spark.pyspark.python", os.environ.get("LAB_SPARK_EXECUTOR_PYTHON", "python3"))
+                   .config("spark.pyspark.driver.python", env["PYSPARK_PYTHON"]))
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
