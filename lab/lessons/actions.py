@@ -14,10 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-VIEWS = ("cluster", "group", "assignors", "purgatory", "scenario", "backend")
+VIEWS = ("cluster", "group", "assignors", "purgatory", "scenario", "backend", "spark")
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 # librdkafka's consumers offer no eager "sticky" assignor (only the lab's `assign` action computes it)
 CONSUMER_STRATEGIES = ("range", "roundrobin", "cooperative-sticky")
+NUMBER = (int, float)
+SPLIT_MODES = ("perPartition", "minPartitions", "balanced")
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,27 @@ SPECS: dict[str, dict[str, Arg]] = {
     "purgatory_watch": {"name": Arg(str), "key": Arg(str), "delay_ms": Arg(int)},
     "purgatory_complete": {"key": Arg(str)},
     "show": {"view": Arg(str, choices=VIEWS)},
+    # the Spark lessons (11 to 14): lab.lessons.spark_steps
+    "bucket_create": {"rate": Arg(NUMBER), "burst": _opt(NUMBER)},
+    "bucket_try": {"calls": _opt(int), "tokens": _opt(NUMBER)},
+    "bucket_acquire": {"calls": _opt(int), "tokens": _opt(NUMBER)},
+    "bucket_advance": {"ms": Arg(int)},
+    "rate_map": {"qps": Arg(NUMBER), "workers": Arg(int), "calls": Arg(int), "share": _opt(str, ("split", "each")),
+                 "burst": _opt(NUMBER)},
+    "estimator_create": {"batch_interval_ms": _opt(int), "proportional": _opt(NUMBER), "integral": _opt(NUMBER),
+                         "derivative": _opt(NUMBER), "min_rate": _opt(NUMBER)},
+    "estimator_batch": {"time_ms": Arg(int), "elements": Arg(int), "processing_delay_ms": Arg(int),
+                        "scheduling_delay_ms": _opt(int)},
+    "estimator_replay": {"batches": Arg(list), "batch_interval_ms": _opt(int), "min_rate": _opt(NUMBER)},
+    "backpressure_run": {"produce_rate": Arg(int), "process_rate": Arg(int), "batches": _opt(int),
+                         "batch_interval_ms": _opt(int), "backpressure": _opt(bool), "initial_rate": _opt(int)},
+    "max_messages": {"topic": Arg(str), "rate": _opt(NUMBER), "batch_interval_ms": _opt(int),
+                     "max_rate_per_partition": _opt(int), "min_rate_per_partition": _opt(int),
+                     "formula": _opt(str, ("current", "legacy"))},
+    "rate_limit": {"limit": Arg(int), "topic": _opt(str), "until": _opt(dict)},
+    "splits": {"topics": Arg(list), "mode": Arg(str, choices=SPLIT_MODES), "record_bytes": Arg(dict),
+               "num_splits": _opt(int)},
+    "reader_plan": {"topic": Arg(str), "options": _opt(dict), "batches": _opt(int)},
 }
 
 
@@ -83,6 +106,7 @@ def check_args(action: str, args: dict[str, Any]) -> list[str]:
 
 
 def _kind(kind: type | tuple[type, ...]) -> str:
-    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "a table"}
+    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "a table",
+             bool: "true or false"}
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(names.get(k, k.__name__) for k in kinds)

@@ -1,5 +1,6 @@
 """Where a lesson's steps run: the lab's backend (through `lab.clients`), plus a timing wheel and a purgatory on a
-`MockTime` for the delayed-operations lesson. The TUI, `lab demo` and the tests drive it the same way:
+`MockTime` for the delayed-operations lesson, and the Spark lessons' bench (`lab.lessons.spark_steps`: a token bucket
+on a mock clock, a rate estimator, batch plans and splits). The TUI, `lab demo` and the tests drive it the same way:
 
     env = LessonEnvironment(target, on_output=print)   # a lab.scenarios.runner.Target: the embedded broker, or not
     env.run(step)                                       # blocking (the TUI calls it from a worker thread)
@@ -30,6 +31,16 @@ from lab.clients.members import CommitOnRevoke, MemberThread, Policy
 from lab.clients.producer import produce_records
 from lab.lessons.actions import CONSUMER_STRATEGIES, STRATEGIES, check_args
 from lab.lessons.model import Step
+from lab.lessons.spark_plans import (
+    Marks,
+    describe_plan,
+    describe_splits,
+    plan_max_messages,
+    plan_rate_limit,
+    plan_splits,
+    reader_batches,
+)
+from lab.lessons.spark_steps import SparkBench
 from lab.purgatory import DelayedOperation, DelayedOperationPurgatory
 from lab.scenarios import runner
 from lab.scenarios.scenario import Outcome, ScenarioEvent
@@ -87,6 +98,7 @@ class LessonEnvironment:
             "lesson", timer=SystemTimer("lesson-purgatory", tick_ms=1, wheel_size=8, time=self.clock))
         self.ready_keys: set[str] = set()
         self.finished: list[tuple[str, str]] = []       # (operation, "completed" | "expired")
+        self.spark = SparkBench()
 
     # --- running steps ---------------------------------------------------------------------------------------------
     def say(self, kind: str, text: str, **data: Any) -> Output:
@@ -298,6 +310,96 @@ class LessonEnvironment:
             self.ready_keys.add(key)
             completed = self.purgatory.check_and_complete(key)
         return f"{key} is ready: {completed} operation{'s' if completed != 1 else ''} completed"
+
+    # --- the Spark lessons (the bench does the work; these read the broker and take the lock) -------------------------
+    def _bench(self, method: str, *args: Any) -> str:
+        with self.lock:
+            text: str = getattr(self.spark, method)(*args)
+        return text
+
+    def _do_bucket_create(self, rate: float, burst: float | None = None) -> str:
+        return self._bench("bucket_create", rate, burst)
+
+    def _do_bucket_try(self, calls: int = 1, tokens: float = 1) -> str:
+        return self._bench("bucket_try", calls, tokens)
+
+    def _do_bucket_acquire(self, calls: int = 1, tokens: float = 1) -> str:
+        return self._bench("bucket_acquire", calls, tokens)
+
+    def _do_bucket_advance(self, ms: int) -> str:
+        return self._bench("bucket_advance", ms)
+
+    def _do_rate_map(self, qps: float, workers: int, calls: int, share: str = "split",
+                     burst: float | None = None) -> str:
+        return self._bench("rate_map", qps, workers, calls, share, burst)
+
+    def _do_estimator_create(self, batch_interval_ms: int = 1000, proportional: float = 1.0, integral: float = 0.2,
+                             derivative: float = 0.0, min_rate: float = 100.0) -> str:
+        return self._bench("estimator_create", batch_interval_ms, proportional, integral, derivative, min_rate)
+
+    def _do_estimator_batch(self, time_ms: int, elements: int, processing_delay_ms: int,
+                            scheduling_delay_ms: int = 0) -> str:
+        return self._bench("estimator_batch", time_ms, elements, processing_delay_ms, scheduling_delay_ms)
+
+    def _do_estimator_replay(self, batches: list[Any], batch_interval_ms: int = 1000, min_rate: float = 100.0) -> str:
+        return self._bench("estimator_replay", batches, batch_interval_ms, min_rate)
+
+    def _do_backpressure_run(self, produce_rate: int, process_rate: int, batches: int = 16,
+                             batch_interval_ms: int = 1000, backpressure: bool = True, initial_rate: int = 0) -> str:
+        return self._bench("backpressure_run", produce_rate, process_rate, batches, batch_interval_ms, backpressure,
+                           initial_rate)
+
+    def _watermarks(self, topic: str) -> Marks:
+        """(log start offset, high watermark) of every partition of `topic`, from the broker."""
+        reader = Consumer({"bootstrap.servers": self.target.bootstrap, "group.id": "lab-lesson-offsets"})
+        try:
+            metadata = reader.list_topics(topic, timeout=TIMEOUT_S).topics[topic]
+            if metadata.error is not None:
+                raise ValueError(f"no topic {topic} on the broker ({metadata.error.str()})")
+            marks: Marks = {}
+            for p in sorted(metadata.partitions):
+                low, high = reader.get_watermark_offsets(TopicPartition(topic, p), timeout=TIMEOUT_S, cached=False)
+                marks[LabTopicPartition(topic, p)] = (low, high)
+            return marks
+        finally:
+            reader.close()
+
+    def _do_max_messages(self, topic: str, rate: float | None = None, batch_interval_ms: int = 1000,
+                         max_rate_per_partition: int = 0, min_rate_per_partition: int = 1,
+                         formula: str = "current") -> str:
+        plan = plan_max_messages(self._watermarks(topic), rate, batch_interval_ms, max_rate_per_partition,
+                                 min_rate_per_partition, formula)
+        with self.lock:
+            self.spark.show_plan(plan)
+        return describe_plan(plan)
+
+    def _do_rate_limit(self, limit: int, topic: str | None = None, until: dict[str, int] | None = None) -> str:
+        if (topic is None) == (until is None):
+            raise ValueError("rate_limit needs a topic (its offsets come from the broker) or until (a table of "
+                             "partition -> end offset, each starting at 0), not both")
+        marks = self._watermarks(topic) if topic is not None else {name: (0, e) for name, e in (until or {}).items()}
+        plan = plan_rate_limit(limit, marks)
+        with self.lock:
+            self.spark.show_plan(plan)
+        over = plan.records - limit
+        return describe_plan(plan) + (f": {over} more than the limit" if over > 0 else "")
+
+    def _do_splits(self, topics: list[str], mode: str, record_bytes: dict[str, float],
+                   num_splits: int | None = None) -> str:
+        marks = {tp: mark for topic in topics for tp, mark in self._watermarks(topic).items()}
+        plan = plan_splits(marks, mode, record_bytes, num_splits)
+        with self.lock:
+            self.spark.show_splits(plan)
+        return describe_splits(plan)
+
+    def _do_reader_plan(self, topic: str, options: dict[str, Any] | None = None, batches: int = 1) -> str:
+        lines = []
+        for plan, splits in reader_batches(self.target.bootstrap, topic, options or {}, batches):
+            with self.lock:
+                self.spark.show_plan(plan)
+                self.spark.show_splits(splits)
+            lines += [describe_plan(plan), describe_splits(splits)]
+        return "\n".join(lines)
 
     # --- housekeeping ------------------------------------------------------------------------------------------------
     def restart(self) -> list[str]:

@@ -14,6 +14,7 @@ MODULES = {
     "purgatory": ("lab.tui.views.purgatory", "PurgatoryView"),
     "scenario": ("lab.tui.views.scenario", "ScenarioView"),
     "backend": ("lab.tui.views.backend", "BackendView"),
+    "spark": ("lab.tui.views.spark", "SparkView"),
 }
 
 
