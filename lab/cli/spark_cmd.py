@@ -96,7 +96,7 @@ def demo(
                     if as_json:
                         print(json.dumps({"run": name, **row.as_dict()}), flush=True)
                     elif live:
-                        _redraw(runs, capacity, interval_ms)
+                        _redraw(runs, capacity, interval_ms, duration)
                     else:
                         console.print(_line(row))
 
@@ -113,12 +113,13 @@ def demo(
             console.print(f"chart saved to {saved}")
 
 
-def _redraw(runs: dict[str, list[BatchRow]], capacity: float, interval_ms: int) -> None:
+def _redraw(runs: dict[str, list[BatchRow]], capacity: float, interval_ms: int, duration: float) -> None:
     from lab.spark.charts import terminal_chart
 
     size = shutil.get_terminal_size((120, 40))
-    text = terminal_chart(runs, capacity, interval_ms, width=size.columns, height=max(20, size.lines - 2))
-    sys.stdout.write("\x1b[H\x1b[2J" + text + "\n")
+    text = terminal_chart(runs, capacity, interval_ms, width=size.columns - 1, height=max(18, size.lines - 3),
+                          x_max=duration)
+    sys.stdout.write("\x1b[H\x1b[2J\x1b[3J" + text + "\n")
     sys.stdout.flush()
 
 

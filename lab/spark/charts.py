@@ -31,35 +31,40 @@ def _series(rows: Sequence[BatchRow], interval_ms: int) -> dict[str, list[float]
 
 
 def terminal_chart(runs: Mapping[str, Sequence[BatchRow]], capacity: float, interval_ms: int, *,
-                   width: int = 120, height: int = 36) -> str:
-    """The panels as text for a terminal of `width` x `height` characters."""
+                   width: int = 120, height: int = 36, x_max: float | None = None) -> str:
+    """The panels as text for a terminal of `width` x `height` characters (x: seconds into the run)."""
     import plotext as plt
 
+    last = max((r.at_s for rows in runs.values() for r in rows), default=1.0)
+    right = max(x_max or 0.0, last, 1.0)
     plt.clear_figure()
+    plt.limitsize(False, False)  # the size asked for, not the size plotext guesses for stdout
     plt.subplots(3, max(1, len(runs)))
-    plt.plotsize(width, height)
+    plt.main().plotsize(width, height)
     plt.theme("clear")
     for column, (name, rows) in enumerate(runs.items(), start=1):
         series = _series(rows, interval_ms)
-        t = series["t"] or [0.0]
-        plt.subplot(1, column)
-        plt.title(f"{name}: records/s")
-        if rows:
-            plt.plot(t, series["input"], label="input", marker="braille")
-            plt.plot(t, series["batch_rate"], label="batch/interval", marker="braille")
-            if any(r.estimated_rate is not None for r in rows):
-                plt.plot(t, [v if v == v else 0.0 for v in series["estimated"]], label="estimated",
-                         marker="braille")
-        plt.horizontal_line(capacity)
-        plt.subplot(2, column)
-        plt.title(f"{name}: processing s (interval {interval_ms / 1000:g} s)")
-        if rows:
-            plt.bar(t, series["processing"], width=0.3)
-        plt.horizontal_line(interval_ms / 1000)
-        plt.subplot(3, column)
-        plt.title(f"{name}: scheduling delay s")
-        if rows:
-            plt.bar(t, series["delay"], width=0.3)
+        t = series["t"]
+        panels = [
+            (f"{name}: records/s (capacity {capacity:g})", capacity,
+             [("input", series["input"]), ("batch/interval", series["batch_rate"]),
+              ("estimated", [v if v == v else 0.0 for v in series["estimated"]])
+              if any(r.estimated_rate is not None for r in rows) else ("", [])]),
+            (f"{name}: processing s (interval {interval_ms / 1000:g} s)", interval_ms / 1000,
+             [("processing", series["processing"])]),
+            (f"{name}: scheduling delay s", None, [("delay", series["delay"])]),
+        ]
+        for row, (title, line, curves) in enumerate(panels, start=1):
+            plt.subplot(row, column)
+            plt.title(title)
+            plt.xlim(0, right)
+            top = max([v for _, values in curves for v in values if v == v] + [line or 0.0])
+            plt.ylim(0, top * 1.1 or 1.0)
+            for label, values in curves:
+                if label and t:
+                    plt.plot(t, values, label=label, marker="dot")
+            if line is not None:
+                plt.horizontal_line(line)
     chart: str = plt.build()
     return chart
 
@@ -72,7 +77,7 @@ def save_png(runs: Mapping[str, Sequence[BatchRow]], path: Path, capacity: float
     import matplotlib.pyplot as plt
 
     columns = max(1, len(runs))
-    figure, axes = plt.subplots(3, columns, figsize=(6 * columns, 9), squeeze=False, sharex="col")
+    figure, axes = plt.subplots(3, columns, figsize=(6 * columns, 9), squeeze=False, sharex="all")
     for column, (name, rows) in enumerate(runs.items()):
         series = _series(rows, interval_ms)
         top, middle, bottom = axes[0][column], axes[1][column], axes[2][column]

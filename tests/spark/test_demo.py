@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
@@ -67,10 +68,12 @@ ROWS = {
 }
 
 
-def test_terminal_chart_has_a_column_per_run() -> None:
+def test_terminal_chart_has_a_column_per_run_and_the_size_asked_for() -> None:
     text = terminal_chart(ROWS, 100, 2000, width=120, height=30)
     assert "backpressure on: records/s" in text and "backpressure off: records/s" in text
     assert "scheduling delay" in text
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in text.splitlines()]
+    assert len(lines) == 30 and max(len(line) for line in lines) == 120
 
 
 def test_png_export_writes_a_picture(tmp_path: Path) -> None:
