@@ -6,8 +6,9 @@ The sink calls a pretend enrichment service that takes `capacity` calls a second
 of it). Without backpressure every micro-batch takes all that arrived, takes longer than the
 trigger interval to enrich, and the next batch starts late and is bigger still: scheduling delay grows without bound.
 With backpressure the reader's PID estimator learns the rate the sink sustains and the batches settle near
-`capacity x interval` records, so each batch finishes in about one interval; the backlog waits in Kafka, where it is
-cheap, instead of inside the job.
+what the job sustains, a little under `capacity x interval` records (every micro-batch also pays Spark's fixed
+cost), so each batch finishes in about one interval; the backlog waits in Kafka, where it is cheap, instead of inside
+the job.
 
 `run(spark, bootstrap, DemoConfig(...))` returns one `BatchRow` per micro-batch; `lab spark demo` charts them live in
 the terminal (plotext) and, with `--png`, as a picture (matplotlib). The benchmark reuses `run`.
@@ -172,28 +173,28 @@ def run(spark: SparkSession, bootstrap: str, config: DemoConfig, *,
                       .option("backpressure.pid.minRate", max(1.0, config.capacity / 10)))
         if config.max_offsets_per_trigger:
             stream = stream.option("maxOffsetsPerTrigger", config.max_offsets_per_trigger)
-        started = time.monotonic()
+        wall_start, started = time.time(), time.monotonic()  # one origin for the producer's log and Spark's times
         producer = threading.Thread(target=produce, args=(bootstrap, topic, config, feed, started), daemon=True)
         producer.start()
         query = (stream.load().writeStream.foreachBatch(enriching_sink(spark, config.capacity, feed.stop))
                  .trigger(processingTime=f"{config.interval_ms} milliseconds")
                  .option("checkpointLocation", str(workdir / "checkpoint")).start())
-        wall_start = time.time()
-        seen = 0
+        last_batch = -1  # recentProgress keeps only the last 100 reports: follow batch ids, not positions
         try:
-            while producer.is_alive() or seen == 0:
+            while producer.is_alive() or last_batch < 0:
                 if query.exception() is not None:
                     raise RuntimeError(f"the demo's query failed: {query.exception()}")
                 time.sleep(0.25)
-                progress = list(query.recentProgress)
                 plans = _plans(report)
-                for entry in progress[seen:]:
+                for entry in query.recentProgress:
+                    if entry.batchId <= last_batch:
+                        continue
+                    last_batch = entry.batchId
                     row = batch_row(entry, plans, feed, wall_start, config.interval_ms, rows[-1] if rows else None)
                     if row is not None:
                         rows.append(row)
                         if on_batch is not None:
                             on_batch(row)
-                seen = len(progress)
                 if time.monotonic() - started > config.duration_s + 60:
                     break
         finally:

@@ -12,7 +12,8 @@ A Python data source has no such luck: three processes are involved.
 `ProgressListener` (installed for you by `lab.spark.session()`, or by `install(spark)`) writes the last batches of every
 query into one small JSON file per query run, atomically (a temporary file renamed over the old one), in a directory
 both processes can see (they run on the same host: Spark starts the planner beside the driver). The reader matches a
-progress entry to a batch it planned by the batch's end offsets, so it needs no query id.
+progress entry to a batch it planned by the batch's end offsets (and start offsets, when Spark reports them), so it
+needs no query id.
 
 The feedback is one batch old, as it was in Spark Streaming: Spark asks the reader for batch n+1's end offsets as soon
 as batch n's sink finishes, while the listener hears about batch n a moment later, on the listener bus. So batch n+1 is
@@ -22,9 +23,9 @@ Each entry carries what the estimator needs (`BatchFeedback`):
 - elements: the batch's input rows (from this source);
 - processing delay: the time the sink spent on the batch (`durationMs.addBatch`);
 - scheduling delay: how late the batch started. A processing-time trigger starts a batch every interval; when a batch
-  overruns, the next one starts late, by `start(n) - (start(n-1) + interval)`, and the records that arrived meanwhile
-  are the backlog the PID's integral term works off (Structured Streaming has no batch queue, so this replaces
-  DStream's time-in-queue);
+  overruns, the next one starts late, by the previous batch's duration minus the interval, and the records that
+  arrived meanwhile are the backlog the PID's integral term works off (Structured Streaming has no batch queue, so
+  this replaces DStream's time-in-queue). A longer pause between batches is the stream idling, not lateness;
 - time: when the batch finished (start + `durationMs.triggerExecution`).
 """
 
@@ -84,7 +85,8 @@ def progress_entry(progress: Mapping[str, Any]) -> dict[str, Any]:
         "sources": [
             {
                 "description": source.get("description", ""),
-                "start": canonical_offsets(source.get("startOffset")),
+                "start": (canonical_offsets(source["startOffset"])
+                          if source.get("startOffset") is not None else None),
                 "end": canonical_offsets(source.get("endOffset")),
                 "rows": int(source.get("numInputRows", 0)),
             }
@@ -135,6 +137,7 @@ class ProgressLog:
 class BatchFeedback:
     """One finished batch, as the PID estimator takes it (all times in ms)."""
 
+    start: str | None  # the canonical start offsets (None when Spark's progress has none)
     end: str  # the canonical end offsets: the key the reader planned the batch under
     batch_id: int
     time_ms: int
@@ -145,16 +148,18 @@ class BatchFeedback:
 
 def read_feedback(
     directory: Path,
-    planned_ends: Iterable[str],
+    planned: Mapping[str, str | None] | Iterable[str],
     batch_interval_ms: int,
     *,
     since_mtime: float = 0.0,
 ) -> list[BatchFeedback]:
-    """Every finished batch, in any run's file newer than `since_mtime`, whose end offsets are among `planned_ends`.
+    """Every finished batch, in any run's file newer than `since_mtime`, that matches a planned batch: `planned` maps
+    canonical end offsets to canonical start offsets (or is just the ends). An entry matches when its end is planned
+    and its start, if both sides know it, is the planned start.
 
     Sorted by batch id. A file that vanishes or is unreadable (a run that just ended) is skipped: feedback is advisory.
     """
-    wanted = set(planned_ends)
+    wanted: dict[str, str | None] = dict(planned) if isinstance(planned, Mapping) else dict.fromkeys(planned)
     found: dict[str, BatchFeedback] = {}
     if not wanted or not directory.is_dir():
         return []
@@ -163,7 +168,10 @@ def read_feedback(
             if path.stat().st_mtime < since_mtime:
                 continue
             for feedback in _batches_of(json.loads(path.read_text())["batches"], batch_interval_ms):
-                if feedback.end in wanted and feedback.end not in found:
+                if feedback.end not in wanted or feedback.end in found:
+                    continue
+                start = wanted[feedback.end]
+                if start is None or feedback.start is None or start == feedback.start:
                     found[feedback.end] = feedback
         except (OSError, ValueError, KeyError, TypeError):
             continue
@@ -171,12 +179,17 @@ def read_feedback(
 
 
 def _batches_of(entries: list[dict[str, Any]], batch_interval_ms: int) -> Iterator[BatchFeedback]:
-    previous_start: int | None = None
+    previous: dict[str, Any] | None = None
     for entry in sorted(entries, key=lambda e: int(e["batch_id"])):
-        late = 0 if previous_start is None else entry["start_ms"] - (previous_start + batch_interval_ms)
-        previous_start = entry["start_ms"]
+        late = 0
+        if previous is not None:
+            # only the previous batch's overrun delays this one: a longer gap is the stream idling, not lateness
+            gap = entry["start_ms"] - previous["start_ms"]
+            late = min(gap, previous["trigger_ms"]) - batch_interval_ms
+        previous = entry
         for source in entry["sources"]:
             yield BatchFeedback(
+                start=source.get("start"),
                 end=source["end"],
                 batch_id=entry["batch_id"],
                 time_ms=entry["start_ms"] + entry["trigger_ms"],

@@ -11,11 +11,15 @@ a job can move between the two by changing the format name:
         .option("backpressure.enabled", "true")     # the lab's own: Spark Streaming's PID rate controller, reborn
         .load()
 
-Every `kafka.*` option goes to confluent-kafka without the prefix (`kafka.security.protocol` -> `security.protocol`).
+Every `kafka.*` option goes to confluent-kafka without the prefix (`kafka.security.protocol` -> `security.protocol`),
+except the few the reader must control (`FORBIDDEN_KAFKA`, as Spark's source refuses them). `startingTimestamp` takes
+precedence over `startingOffsets`, as in Spark. The reader's consumers read uncommitted records by default, as
+Spark's do (`kafka.isolation.level` changes it). Unlike Spark's source, an unknown option name is an error.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -124,9 +128,17 @@ class ReaderOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> ReaderOptions:
-        """Check and parse the options Spark passes (their names are case-insensitive, as in Spark)."""
+        """Check and parse the options Spark passes (their names are case-insensitive, as in Spark).
+
+        Unlike Spark's source, a name this reader does not know is an error (with the nearest known names), so a
+        misspelt `maxOffsetPerTrigger` does not silently read everything.
+        """
         lower = {str(k).lower(): v for k, v in options.items()}
+        _check_names(lower)
         kafka = {k[len("kafka."):]: str(v) for k, v in lower.items() if k.startswith("kafka.")}
+        for key, instead in FORBIDDEN_KAFKA.items():
+            if key in kafka:
+                raise OptionError(f"option kafka.{key} is not allowed: {instead}")
         servers = kafka.pop("bootstrap.servers", None)
         if not servers:
             raise OptionError("option kafka.bootstrap.servers is required, e.g. 127.0.0.1:9092")
@@ -149,8 +161,6 @@ class ReaderOptions:
         if strategy not in TIMESTAMP_STRATEGIES:
             allowed = ", ".join(TIMESTAMP_STRATEGIES)
             raise OptionError(f"option startingOffsetsByTimestampStrategy={strategy!r}: expected one of {allowed}")
-        if lower.get("startingtimestamp") is not None and lower.get("startingoffsets") is not None:
-            raise OptionError("give startingOffsets or startingTimestamp, not both")
         max_offsets = _number(lower, "maxOffsetsPerTrigger", None, minimum=1)
         min_partitions = _number(lower, "minPartitions", None, minimum=1)
         num_splits = _number(lower, "numSplits", None, minimum=1)
@@ -193,16 +203,55 @@ class ReaderOptions:
     def consumer_config(self, *, group_suffix: str = "") -> dict[str, Any]:
         """confluent-kafka settings for the reader's consumers: never auto-commit, never reset silently."""
         config: dict[str, Any] = {
+            "fetch.wait.max.ms": 100,
+            # librdkafka pauses a partition's fetching for this long once its local queue is full (1 s by default);
+            # a task drains that queue in a fraction of it, so the default left tasks idle most of the time
+            "fetch.queue.backoff.ms": 10,
+            "isolation.level": "read_uncommitted",  # the Java consumer's default, which Spark's source uses
+        }
+        config.update(self.kafka)
+        config.update({  # what the reader depends on, after the user's settings so they cannot undo it
             "bootstrap.servers": self.bootstrap_servers,
             "group.id": self.group_id + group_suffix,
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
             "auto.offset.reset": "error",
             "enable.partition.eof": True,
-            "fetch.wait.max.ms": 100,
-        }
-        config.update(self.kafka)
+        })
         return config
+
+
+# Spark's Kafka source refuses these too (KafkaSourceProvider.validateGeneralOptions), for the same reasons
+FORBIDDEN_KAFKA = {
+    "auto.offset.reset": "use startingOffsets or startingTimestamp; the reader itself resets nothing",
+    "enable.auto.commit": "the reader commits each finished batch's end offsets itself (for lag tools)",
+    "enable.partition.eof": "the reader needs end-of-partition events to finish a range",
+}
+KNOWN = {
+    "subscribe", "subscribePattern", "assign", "startingOffsets", "startingTimestamp",
+    "startingOffsetsByTimestampStrategy", "maxOffsetsPerTrigger", "minPartitions", "failOnDataLoss", "includeHeaders",
+    "groupIdPrefix", "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
+    "backpressure.enabled", "backpressure.initialRate", "backpressure.pid.proportional", "backpressure.pid.integral",
+    "backpressure.pid.derived", "backpressure.pid.minRate", "backpressure.batchIntervalMs", "backpressure.feedbackDir",
+    "backpressure.reportFile", "maxRatePerPartition", "minRatePerPartition", "splits", "numSplits",
+    "splits.sampleEveryBatches",
+}
+# Spark's Kafka source has these; this reader does not (yet)
+UNSUPPORTED = {"minOffsetsPerTrigger", "maxTriggerDelay", "startingOffsetsByTimestamp", "endingOffsets",
+               "endingTimestamp", "endingOffsetsByTimestamp", "maxRecordsPerPartition"}
+
+
+def _check_names(lower: Mapping[str, Any]) -> None:
+    known = {name.lower(): name for name in KNOWN}
+    unsupported = {name.lower(): name for name in UNSUPPORTED}
+    for name in lower:
+        if name in known or name.startswith("kafka.") or name == "path":
+            continue
+        if name in unsupported:
+            raise OptionError(f"option {unsupported[name]} (from Spark's Kafka source) is not supported by lab-kafka")
+        close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.75)
+        hint = f"; did you mean {' or '.join(known[c] for c in close)}?" if close else ""
+        raise OptionError(f"unknown option {name!r}{hint} (lab-kafka's options are listed in lab/spark/options.py)")
 
 
 def _group_id(prefix: str, subscribe: tuple[str, ...], pattern: str | None, assign: Any) -> str:

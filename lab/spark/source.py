@@ -197,9 +197,9 @@ class Planner:
     # -- which partitions, and where they stand -------------------------------------------------------------------
 
     def retrying(self, what: str, call: Callable[[], R]) -> R:
-        """Ask Kafka again, `fetchOffset.numRetries` times `fetchOffset.retryIntervalMs` apart, as Spark's source does:
+        """Ask Kafka up to `fetchOffset.numRetries` times, `fetchOffset.retryIntervalMs` apart, as Spark's source does:
         a broker that restarts makes a few requests fail, and that should not end the query."""
-        attempts = self.options.fetch_offset_retries + 1
+        attempts = max(1, self.options.fetch_offset_retries)  # Spark makes numRetries attempts in all
         for attempt in range(1, attempts + 1):
             try:
                 return call()
@@ -235,9 +235,10 @@ class Planner:
     def initial_offsets(self) -> Offsets:
         """Resolve startingOffsets / startingTimestamp to real offsets now, as Spark's source does at query start."""
         partitions = self.topic_partitions()
-        if not partitions:
-            raise OptionError(f"no partitions to read: {self._what()} matches no topic at "
-                              f"{self.options.bootstrap_servers}")
+        if not partitions:  # as Spark's source: read the topics from their earliest offsets once they appear
+            log.warning("%s matches no topic at %s yet; its partitions will be read from their earliest offsets "
+                        "when they appear", self._what(), self.options.bootstrap_servers)
+            return {}
         marks = self.watermarks(partitions)
         if self.options.starting_timestamp is not None:
             return self._offsets_for_time(partitions, marks, self.options.starting_timestamp)
@@ -316,10 +317,8 @@ class Planner:
             limited = most is not None
         if max_rows is not None:
             latest = {**latest, **rate_limit(max_rows, begin, latest)}
+        # partitions that vanished (a deleted topic) were reported in _begin and drop out here, as in Spark's source
         end = {tp: latest[tp] for tp in sorted(latest)}
-        # partitions that vanished (deleted topic) were reported in _begin; keep their start so the batch stays valid
-        for tp, offset in start.items():
-            end.setdefault(tp, offset)
         key = canonical_offsets(to_json(end))
         self.planned[key] = dict(start)
         self.batches_planned += 1
@@ -338,6 +337,9 @@ class Planner:
         begin: Offsets = {}
         for tp, (low, high) in marks.items():
             offset = start.get(tp, low)
+            if tp not in start and low > 0:
+                self.data_loss(f"{tp.topic}-{tp.partition} is new to the query, but its records before offset {low} "
+                               "were deleted before the query saw them")
             if offset < low:
                 self.data_loss(f"{tp.topic}-{tp.partition}: offsets {offset}..{low - 1} were deleted (the log now "
                                f"starts at {low}) before the query read them")
@@ -348,7 +350,7 @@ class Planner:
                 offset = high
             begin[tp] = offset
         gone = sorted(set(start) - set(marks))
-        if gone and self.available_now is None:
+        if gone:
             self.data_loss(f"{', '.join(f'{t.topic}-{t.partition}' for t in gone)} no longer exist")
         return begin
 
@@ -362,12 +364,12 @@ class Planner:
         """Give the estimator, in batch order, each planned batch whose progress has arrived and that it has not had."""
         if not self.options.backpressure:
             return
-        pending = [end for end in self.planned if end not in self.fed]
+        pending = {end: canonical_offsets(to_json(start)) for end, start in self.planned.items() if end not in self.fed}
         found = read_feedback(Path(self.options.feedback_dir), pending, self.options.batch_interval_ms,
                               since_mtime=self.started - 1)
         for batch in found:
-            self.fed.add(batch.end)
             self.planned.pop(batch.end, None)
+            self.fed.add(batch.end)
             rate = self.estimator.compute(batch.time_ms, batch.elements, batch.processing_delay_ms,
                                           batch.scheduling_delay_ms)
             if rate is not None:  # the first usable batch only teaches the estimator; the rate stays unset
@@ -380,9 +382,10 @@ class Planner:
             self.planned.pop(next(iter(self.planned)))
 
     def plan_splits(self, start: Offsets, end: Offsets) -> list[list[OffsetRange]]:
-        marks = self.watermarks(sorted(end))
+        # only partitions with something to read: a vanished partition keeps end == start and has no watermarks
+        marks = self.watermarks(sorted(tp for tp in end if tp not in start or end[tp] > start[tp]))
         ranges = []
-        for tp in sorted(end):
+        for tp in sorted(marks):
             begin = start.get(tp, marks[tp][0])
             if begin < marks[tp][0] and begin < end[tp]:
                 self.data_loss(f"{tp.topic}-{tp.partition}: offsets {begin}..{marks[tp][0] - 1} were deleted before "
@@ -410,7 +413,12 @@ class Planner:
             tp = fullest.topic_partition
             low, high = marks[tp]
             first = max(low, high - SAMPLE_RECORDS)
-            sizes = [record_bytes(m) for m in fetch(self.consumer, tp, first, high, timeout_s=2.0)]
+            try:
+                sizes = [record_bytes(m) for m in fetch(self.consumer, tp, first, high, timeout_s=2.0,
+                                                        fail_on_data_loss=False)]
+            except (KafkaException, TimeoutError) as error:  # sizes are advice: keep the last estimate
+                log.warning("could not sample record sizes of %s: %s", topic, error)
+                continue
             if sizes:
                 self.record_sizes.observe(topic, len(sizes), sum(sizes))
 
@@ -433,9 +441,14 @@ def record_bytes(message: Any) -> int:
 
 def fetch(consumer: Consumer, tp: TP, first: int, until: int, *, timeout_s: float,
           fail_on_data_loss: bool = True) -> Iterator[Any]:
-    """The records of [first, until) of one partition, in offset order. Offsets that Kafka skips (compacted away, or
-    transaction markers) are simply absent; the fetch ends at `until` or at the partition's end, whichever is first.
-    Raises TimeoutError when no record arrives for `timeout_s`."""
+    """The records of [first, until) of one partition, in offset order, as Spark's KafkaDataConsumer reads a range
+    (connector/kafka-0-10-sql/.../consumer/KafkaDataConsumer.scala).
+
+    Offsets that Kafka skips inside the range (compacted away, or transaction markers) are simply absent. Offsets that
+    are gone (deleted by retention, or a partition that now ends before `until`) are data loss: DataLossError when
+    `fail_on_data_loss`, else skipped with a warning. Errors librdkafka recovers from itself (a broker restarting,
+    a dropped connection) are waited out; the fetch gives up with TimeoutError when no record arrives for `timeout_s`.
+    """
     if first >= until:
         return
     consumer.assign([TopicPartition(tp.topic, tp.partition, first)])
@@ -443,43 +456,54 @@ def fetch(consumer: Consumer, tp: TP, first: int, until: int, *, timeout_s: floa
     position = first
     try:
         while position < until:
-            batch = consumer.consume(num_messages=min(10_000, until - position), timeout=0.5)
-            if not batch:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"no record of {tp.topic}-{tp.partition} arrived for {timeout_s:.0f} s "
-                                       f"while reading offsets {position}..{until - 1}")
-                continue
-            deadline = time.monotonic() + timeout_s
-            for message in batch:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no record of {tp.topic}-{tp.partition} arrived for {timeout_s:.0f} s "
+                                   f"while reading offsets {position}..{until - 1}")
+            for message in consumer.consume(num_messages=min(10_000, until - position), timeout=0.5):
                 error = message.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        return  # the partition ends before `until`: whatever is missing was never there
-
-                    if error.code() in (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET):
+                if error is None:
+                    offset = cast(int, message.offset())  # set on every message that is not an error
+                    if offset >= until:
+                        return
+                    if offset >= position:
+                        position = offset + 1
+                        deadline = time.monotonic() + timeout_s
+                        yield message
+                    continue
+                code = error.code()
+                if code == KafkaError._PARTITION_EOF:
+                    end = cast(int, message.offset())
+                    if end < until:  # the partition ends before the range does: those records are gone
                         position = _skip_lost(consumer, tp, position, until, fail_on_data_loss)
                         break
-                    raise KafkaException(error)
-                offset = cast(int, message.offset())  # set on every message that is not an error
-                if offset >= until:
                     return
-                if offset < position:
-                    continue
-                position = offset + 1
-                yield message
+                if code in (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET):
+                    position = _skip_lost(consumer, tp, position, until, fail_on_data_loss)
+                    break
+                if error.fatal() or code == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+                    raise KafkaException(error)
+                log.debug("%s-%s: %s (librdkafka retries it)", tp.topic, tp.partition, error)
     finally:
         consumer.unassign()
 
 
 def _skip_lost(consumer: Consumer, tp: TP, position: int, until: int, fail_on_data_loss: bool) -> int:
-    low, _ = consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), timeout=METADATA_TIMEOUT_S,
-                                            cached=False)
-    what = f"{tp.topic}-{tp.partition}: offsets {position}..{min(low, until) - 1} were deleted before this task read"
+    """Report the offsets from `position` that are gone, and return where reading goes on (`until` when nothing of
+    the range is left), as KafkaDataConsumer's getEarliestAvailableOffsetBetween does."""
+    low, high = consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), timeout=METADATA_TIMEOUT_S,
+                                               cached=False)
+    if position < low:
+        resume = min(low, until)
+        what = f"{tp.topic}-{tp.partition}: offsets {position}..{resume - 1} were deleted before this task read them"
+    else:  # past the end: the partition was truncated or recreated smaller
+        resume = until
+        what = (f"{tp.topic}-{tp.partition}: the partition now ends at offset {high}, but this task was to read up "
+                f"to {until - 1}")
     if fail_on_data_loss:
         raise DataLossError(f"{what}. Some data may have been lost. Set failOnDataLoss=false to skip what is gone.")
     log.warning("%s; skipping them (failOnDataLoss=false)", what)
-    resume = min(max(low, position), until)
-    consumer.assign([TopicPartition(tp.topic, tp.partition, resume)])
+    if resume < until:
+        consumer.assign([TopicPartition(tp.topic, tp.partition, resume)])
     return resume
 
 
@@ -504,7 +528,7 @@ def read_split(options: ReaderOptions, ranges: Sequence[tuple[str, int, int, int
                 rows["partition"].append(partition)
                 rows["offset"].append(message.offset())
                 rows["timestamp"].append(ms * 1000)
-                rows["timestampType"].append(max(kind - 1, 0))  # librdkafka: 1 create, 2 log-append; Spark: 0, 1
+                rows["timestampType"].append(kind - 1)  # librdkafka 0 none, 1 create, 2 log-append; Spark -1, 0, 1
                 if options.include_headers:
                     rows["headers"].append([{"key": k, "value": v} for k, v in message.headers() or []])
                 if len(rows["offset"]) >= ARROW_BATCH_ROWS:

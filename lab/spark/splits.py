@@ -33,7 +33,9 @@ slowest task did not get any lighter.
     >>> [(r.topic, r.from_offset, r.until_offset) for r in min_partitions_ranges(ranges, 4)]
     [('clicks', 0, 4500), ('clicks', 4500, 9000), ('clicks', 0, 1000), ('images', 0, 100)]
 
-Mean record sizes come from what earlier batches read: `RecordSizes` keeps one per topic.
+Mean record sizes come from the data: the `lab-kafka` reader's planner fetches the last records of each topic's
+fullest partition when it first sees the topic and every few batches after (`splits.sampleEveryBatches`), and
+`RecordSizes` keeps a moving mean per topic.
 
 Upstream: `connector/kafka-0-10-sql/.../KafkaOffsetRangeCalculator.scala` (`getRanges`, `KafkaOffsetRange`); Kafka's
 `clients/.../common/TopicPartition.java` (`hashCode`, used to pick an executor).

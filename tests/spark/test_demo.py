@@ -48,11 +48,11 @@ def progress(batch_id: int, timestamp: str, end: dict[str, dict[str, int]], rows
 def test_a_batch_row_joins_progress_with_the_planners_report() -> None:
     end = {"t": {"0": 80}}
     plans = {canonical_offsets(end): {"rate": 40.0, "lag": 500}}
-    feed = FeedLog(points=[(0.0, 0), (1.0, 300)])
+    feed = FeedLog(points=[(2.0, 600), (2.5, 700), (3.0, 900)])
     wall_start = 1795341600.0  # 2026-11-22T10:00:00Z
     previous = BatchRow(0, 0.5, 300.0, 50, 50.0, 2500, 0, 400)
     row = batch_row(progress(1, "2026-11-22T10:00:03.000Z", end, 80, 1900), plans, feed, wall_start, 2000, previous)
-    assert row == BatchRow(batch_id=1, at_s=3.0, input_rate=0.0, batch_records=80, estimated_rate=40.0,
+    assert row == BatchRow(batch_id=1, at_s=3.0, input_rate=300.0, batch_records=80, estimated_rate=40.0,
                            processing_ms=1900, scheduling_delay_ms=500, lag=500)
     unplanned = batch_row(progress(2, "2026-11-22T10:00:05.000Z", {"t": {"0": 99}}, 19, 10), plans, feed,
                           wall_start, 2000, row)

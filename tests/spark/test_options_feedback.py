@@ -51,6 +51,19 @@ def test_group_id_is_stable_per_subscription() -> None:
     assert ReaderOptions.parse({**BASE, "kafka.group.id": "mine"}).group_id == "mine"
 
 
+def test_the_readers_own_consumer_settings_win_over_kafka_options() -> None:
+    config = ReaderOptions.parse({**BASE, "kafka.group.id": "g", "kafka.isolation.level": "read_committed",
+                                  "kafka.fetch.wait.max.ms": "7"}).consumer_config(group_suffix="-reader")
+    assert config["group.id"] == "g-reader" and config["isolation.level"] == "read_committed"
+    assert config["fetch.wait.max.ms"] == "7" and config["enable.partition.eof"] is True
+    assert ReaderOptions.parse(BASE).consumer_config()["isolation.level"] == "read_uncommitted"
+
+
+def test_starting_timestamp_may_come_with_starting_offsets() -> None:
+    options = ReaderOptions.parse({**BASE, "startingTimestamp": "5", "startingOffsets": "earliest"})
+    assert options.starting_timestamp == 5  # and it wins: the planner looks at it first
+
+
 def test_starting_offsets_json() -> None:
     options = ReaderOptions.parse({**BASE, "startingOffsets": '{"payments": {"0": 23, "1": -2}}'})
     assert options.starting_offsets == {"payments": {"0": 23, "1": -2}}
@@ -68,7 +81,10 @@ def test_starting_offsets_json() -> None:
     ({**BASE, "backpressure.pid.minRate": "0"}, "backpressure.pid.minRate"),
     ({"kafka.bootstrap.servers": "h:1", "subscribePattern": "("}, "is not a regular expression"),
     ({"kafka.bootstrap.servers": "h:1", "assign": "[0, 1]"}, 'expected JSON like {"topicA"'),
-    ({**BASE, "startingTimestamp": "5", "startingOffsets": "earliest"}, "not both"),
+    ({**BASE, "maxOffsetPerTrigger": "5"}, "unknown option 'maxoffsetpertrigger'; did you mean maxOffsetsPerTrigger?"),
+    ({**BASE, "minOffsetsPerTrigger": "5"}, "minOffsetsPerTrigger (from Spark's Kafka source) is not supported"),
+    ({**BASE, "kafka.auto.offset.reset": "earliest"}, "kafka.auto.offset.reset is not allowed: use startingOffsets"),
+    ({**BASE, "kafka.enable.auto.commit": "true"}, "kafka.enable.auto.commit is not allowed"),
 ])
 def test_bad_options_say_what_is_allowed(options: dict[str, str], words: str) -> None:
     with pytest.raises(OptionError, match=re.escape(words)):
@@ -144,3 +160,24 @@ def test_atomic_writes_are_never_seen_half_done(tmp_path: Path) -> None:
 def test_canonical_offsets_agree_for_dicts_and_their_json(offsets: dict[str, dict[str, int]]) -> None:
     shuffled = json.dumps({t: dict(reversed(list(p.items()))) for t, p in reversed(list(offsets.items()))})
     assert canonical_offsets(offsets) == canonical_offsets(shuffled)
+
+
+def test_an_idle_pause_is_not_lateness_and_only_an_overrun_is(tmp_path: Path) -> None:
+    log = ProgressLog(tmp_path)
+    ends = [{"t": {"0": n}} for n in (10, 20, 30, 40)]
+    log.record("r", progress(0, "2026-11-22T10:00:00.000Z", ends[0], rows=10, add_batch=400, trigger=500))
+    log.record("r", progress(1, "2026-11-22T10:00:01.000Z", ends[1], rows=10, add_batch=2400, trigger=2500))
+    log.record("r", progress(2, "2026-11-22T10:00:03.500Z", ends[2], rows=10, add_batch=400, trigger=500))
+    log.record("r", progress(3, "2026-11-22T10:00:33.500Z", ends[3], rows=10, add_batch=400, trigger=500))
+    found = read_feedback(tmp_path, [canonical_offsets(e) for e in ends], 1000)
+    # batch 2 waited for batch 1's 2.5 s run: 1.5 s late; batch 3 came after 30 s of nothing to read: on time
+    assert [f.scheduling_delay_ms for f in found] == [0, 0, 1500, 0]
+
+
+def test_feedback_from_another_query_with_the_same_end_is_not_taken(tmp_path: Path) -> None:
+    log = ProgressLog(tmp_path)
+    log.record("other", progress(0, "2026-11-22T10:00:00.000Z", {"t": {"0": 50}}, rows=50, add_batch=9, trigger=9))
+    ours = {canonical_offsets({"t": {"0": 50}}): canonical_offsets({"t": {"0": 40}})}
+    assert read_feedback(tmp_path, ours, 1000) == []  # the other query's batch started at 0, ours at 40
+    theirs = {canonical_offsets({"t": {"0": 50}}): canonical_offsets({"t": {"0": 0}})}
+    assert len(read_feedback(tmp_path, theirs, 1000)) == 1

@@ -8,6 +8,7 @@ write, so a record read twice shows up as a duplicate even though the dict would
 from __future__ import annotations
 
 import itertools
+import json
 import socket
 import threading
 import time
@@ -177,8 +178,10 @@ def test_backpressure_starts_at_the_initial_rate_then_follows_the_estimator(
         produce_records(lab_target.bootstrap, name, 1500, partition=partition)
     sink = Sink()
     # initialRate 100/s over a 500 ms interval: the first batch takes 50 records (25 a partition, lag being equal)
+    report = tmp_path / "plans.json"
     frame = reader(spark, lab_target.bootstrap, name, backpressure__enabled="true", backpressure__initialRate=100,
-                   backpressure__batchIntervalMs=500, backpressure__pid__minRate=10)
+                   backpressure__batchIntervalMs=500, backpressure__pid__minRate=10,
+                   backpressure__reportFile=report)
     query = frame.writeStream.foreachBatch(sink).trigger(processingTime="500 milliseconds") \
         .option("checkpointLocation", str(tmp_path / "ck")).start()
     try:
@@ -192,6 +195,13 @@ def test_backpressure_starts_at_the_initial_rate_then_follows_the_estimator(
         query.stop()
     assert len(sink.batches[0]) == 50
     assert max(sink.writes.values()) == 1
+    # every batch, not only the first, keeps to the rate it was planned with: per partition its lag share of
+    # rate x 0.5 s, truncated, and at least one record (minRatePerPartition)
+    plans = json.loads(report.read_text())["batches"]
+    assert all(p["rate"] is not None and p["records"] <= p["rate"] * 0.5 + 2 for p in plans), plans
+    planned_sizes = Counter(p["records"] for p in plans if p["records"])
+    assert not Counter(len(b) for b in sink.batches) - planned_sizes, (plans, [len(b) for b in sink.batches])
+    assert len({round(p["rate"]) for p in plans}) > 1, "the estimator never changed the rate"
 
 
 def test_balanced_splits_make_tasks_of_equal_bytes(
@@ -270,6 +280,7 @@ def test_deleted_offsets_fail_the_query_unless_told_to_skip_them(
         produce_records(lab_target.bootstrap, name, 20, partition=0, value=b"z" * 100, first=20 * burst)
     deleted = lab_target.broker.call(lambda b: b.logs.delete_old_segments())
     assert deleted > 0
+    produce_records(lab_target.bootstrap, name, 20, partition=0, value=b"z" * 100, first=200)
     low = Consumer({"bootstrap.servers": lab_target.bootstrap, "group.id": unique("probe")})
     try:
         first = low.get_watermark_offsets(TopicPartition(name, 0), timeout=10, cached=False)[0]
@@ -285,7 +296,7 @@ def test_deleted_offsets_fail_the_query_unless_told_to_skip_them(
     sink = Sink()
     run_available_now(reader(spark, lab_target.bootstrap, name, startingOffsets=start, failOnDataLoss="false"),
                       sink, tmp_path / "ck2")
-    assert set(sink.rows) == expected_keys(name, {0: 200}, {0: first})
+    assert set(sink.rows) == expected_keys(name, {0: 220}, {0: first})
 
 
 def test_a_bad_option_stops_the_query_with_the_reason(spark: SparkSession, lab_target: Target) -> None:
