@@ -10,7 +10,10 @@ A grader module (in `lab/grading/graders/`) defines `checks(ctx) -> list[Check]`
 `Context.call` calls into the student's code the safe way: it copies the arguments, turns an exception into a `Fail`
 that names the student's line, and fails when the student's code changed its inputs. `differential` runs hypothesis
 against the reference with a printed seed and reports the smallest failing input, the student's output beside the
-expected one.
+expected one (`against="Spark's"` names another reference). `refusal_problem` says whether the student's code refuses
+what it must refuse:
+
+    refusal_problem(ctx, "TokenBucket(0)", lambda: cls(0))   # None if it raised ValueError, else what it did instead
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+NOT_IMPLEMENTED = "is not implemented yet (it raises NotImplementedError: fill in the # TODO)"
 
 
 class Fail(Exception):
@@ -90,7 +95,7 @@ class Context:
         try:
             result = function(*args, **kwargs)
         except NotImplementedError:
-            raise Fail(f"{what} is not implemented yet (it raises NotImplementedError: fill in the # TODO)") from None
+            raise Fail(f"{what} {NOT_IMPLEMENTED}") from None
         except Fail:
             raise
         except Exception as error:
@@ -112,11 +117,34 @@ class Context:
         return random.Random(f"{self.seed}-{salt}")
 
 
+def a_or_an(name: str) -> str:
+    """`name` with its article, the simple way: "an" before a vowel ("an int", "an OffsetRange"), else "a"."""
+    article = "an" if name[:1].lower() in {"a", "e", "i", "o", "u"} else "a"
+    return f"{article} {name}"
+
+
 def expect_type(value: Any, kind: type | tuple[type, ...], what: str) -> None:
     if not isinstance(value, kind):
         names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        article = "an" if names[0] in "aeiou" else "a"
-        raise Fail(f"{what} should be {article} {names}, not {type(value).__name__} ({value!r:.80})")
+        raise Fail(f"{what} should be {a_or_an(names)}, not {type(value).__name__} ({value!r:.80})")
+
+
+def refusal_problem(ctx: Context, what: str, function: Callable[[], Any],
+                    expected: type[Exception] = ValueError) -> str | None:
+    """None if `function()` raises `expected` (a refusal the exercise asks for), else what it did instead. A stub's
+    NotImplementedError, or a `Fail` from the grader's own fakes, is raised as a `Fail`."""
+    try:
+        function()
+    except Fail:
+        raise
+    except expected:
+        return None
+    except NotImplementedError:
+        raise Fail(f"{what} {NOT_IMPLEMENTED}") from None
+    except Exception as error:
+        return (f"{what} raised {type(error).__name__}: {error}{ctx.where(error)}; expected "
+                f"{a_or_an(expected.__name__)}")
+    return f"{what} did not raise; expected {a_or_an(expected.__name__)}"
 
 
 def run_check(ctx: Context, check: Check) -> CheckResult:
@@ -154,10 +182,13 @@ def score_cases(cases: Sequence[Any], judge: Callable[[Any], str | None], *, wha
     return Partial(passed / len(cases) if cases else 0.0, message, "\n".join(others))
 
 
-def differential(ctx: Context, strategy: Any, compare: Callable[[Any], str | None], *, name: str) -> None:
+def differential(ctx: Context, strategy: Any, compare: Callable[[Any], str | None], *, name: str,
+                 against: str = "Kafka's", verdict: str = "") -> None:
     """Random inputs from the hypothesis `strategy`; `compare(input)` runs the student's code and the reference and
     returns None when they agree, else a description of the difference. Raises `Fail` with the smallest failing input
-    (hypothesis shrinks it), the seed printed so the run can be repeated."""
+    (hypothesis shrinks it), the seed printed so the run can be repeated. The failure says the result "differs from
+    Kafka's", or from whatever `against` names ("Spark's", "the reference's"); a check that holds the result to rules
+    rather than to a reference gives its own `verdict` instead ("a rule is broken")."""
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
     found: list[str] = []
@@ -175,7 +206,8 @@ def differential(ctx: Context, strategy: Any, compare: Callable[[Any], str | Non
     try:
         property_holds()
     except AssertionError:
-        raise Fail(f"random {name}s (seed {ctx.seed}): your result differs from Kafka's on the smallest case found",
+        said = verdict or f"your result differs from {against}"
+        raise Fail(f"random {name}s (seed {ctx.seed}): {said} on the smallest case found",
                    found[-1] if found else "") from None
 
 
