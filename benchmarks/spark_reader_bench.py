@@ -34,8 +34,10 @@ before and after: the numbers mean little if something else was running on the m
    Checks: the tasks' records and bytes add up to what was produced; balanced makes exactly numSplits tasks.
 
 3. Backpressure. `lab.spark.demo.run`: a sink that enriches every record through a service of capacity C = 100
-   records a second, fed at 3C for 60 s (30 with --quick), a 2 s trigger; with the PID estimator, without any limit
-   (the baseline), and with a static maxOffsetsPerTrigger of C x interval. Per run: the batch sizes, how many batches
+   records a second, fed at 3C for 60 s (30 with --quick), a 2 s trigger; with the PID estimator starting from
+   `backpressure.initialRate` = 3C (a guess three times too high: the goal is measured on this run), from C, and
+   from Spark's default of no initial rate (the first batches take all there is until the estimator has a rate);
+   without any limit (the baseline); and with a static maxOffsetsPerTrigger of C x interval. Per run: the batch sizes, how many batches
    pass before every later batch stays within 15% of what the sink sustains per batch (goal <= 10 for the PID), the
    largest processing time and scheduling delay, and the lag left. What the sink sustains is not quite C x interval:
    each micro-batch also pays Spark's fixed cost (planning, the job, the checkpoint), so the target is measured, from
@@ -410,7 +412,13 @@ def backpressure(context: Context) -> Section:
     capacity, interval_ms = 100.0, 2000
     duration = 30.0 if context.quick else 60.0
     contenders = {
-        "backpressure (PID)": DemoConfig(capacity=capacity, duration_s=duration, interval_ms=interval_ms),
+        # the PID must find the sink's pace from a guess three times too high (the feed rate)
+        "backpressure (PID), initialRate = 3C": DemoConfig(capacity=capacity, duration_s=duration,
+                                                           interval_ms=interval_ms, initial_rate=3 * capacity),
+        "backpressure, initialRate = C": DemoConfig(capacity=capacity, duration_s=duration, interval_ms=interval_ms),
+        # Spark's default: no initial rate, so the first batches take everything until the estimator has a rate
+        "backpressure, no initialRate": DemoConfig(capacity=capacity, duration_s=duration, interval_ms=interval_ms,
+                                                   initial_rate=0.0),
         "none (baseline)": DemoConfig(capacity=capacity, duration_s=duration, interval_ms=interval_ms,
                                       backpressure=False),
         f"static maxOffsetsPerTrigger {int(capacity * interval_ms / 1000)}": DemoConfig(
@@ -422,7 +430,7 @@ def backpressure(context: Context) -> Section:
         context.console.print(f"3. {name}: a sink of {capacity:g} records/s fed at {config.feed_factor:g}x for "
                               f"{duration:g} s, trigger {interval_ms} ms ...")
         results[name] = run(context.spark, context.bootstrap, config)
-    pid = results["backpressure (PID)"]
+    pid = results["backpressure (PID), initialRate = 3C"]
     # the line goes through every run's batches: the unlimited run's big ones give it a slope the PID's, all of
     # a size, could not
     fixed, per_record, target = sustained_batch([r for rows in results.values() for r in rows], interval_ms)
@@ -439,7 +447,7 @@ def backpressure(context: Context) -> Section:
         sizes = [r.batch_records for r in rows]
         settled = settled_after(sizes, target) if rows else None
         goal = ""
-        if name.startswith("backpressure"):
+        if name == "backpressure (PID), initialRate = 3C":
             goal = f"<= {SETTLE_GOAL}: {'met' if settled is not None and settled <= SETTLE_GOAL else 'NOT MET'}"
         shown = " ".join(str(size) for size in sizes[:12]) + (" ..." if len(sizes) > 12 else "")
         table.add_row(name, str(len(rows)), str(sum(sizes)), shown, "never" if settled is None else str(settled),
@@ -466,7 +474,10 @@ def main() -> None:
     parser.add_argument("--kafka", action="append", default=[], metavar="KEY=VALUE",
                         help="a librdkafka setting for the reader (option kafka.KEY) and the plain consumers alike, "
                              "e.g. --kafka fetch.queue.backoff.ms=10; may be repeated")
+    parser.add_argument("--sections", default=None, metavar="1,2,3",
+                        help="run only these parts (default: all)")
     args = parser.parse_args()
+    chosen = SECTIONS if not args.sections else [SECTIONS[int(n) - 1] for n in args.sections.split(",")]
     console = Console(width=max(Console().width, 160))
 
     from lab.spark.session import session
@@ -487,7 +498,7 @@ def main() -> None:
                 console.print(f"librdkafka settings for the reader and the consumers: {context.kafka}")
             try:
                 warm_up(context)
-                for section in SECTIONS:
+                for section in chosen:
                     sections.append(section(context))
             finally:
                 admin.close()
