@@ -37,11 +37,11 @@ before and after: the numbers mean little if something else was running on the m
    records a second, fed at 3C for 60 s (30 with --quick), a 2 s trigger; with the PID estimator starting from
    `backpressure.initialRate` = 3C (a guess three times too high: the goal is measured on this run), from C, and
    from Spark's default of no initial rate (the first batches take all there is until the estimator has a rate);
-   without any limit (the baseline); and with a static maxOffsetsPerTrigger of C x interval. Per run: the batch sizes, how many batches
-   pass before every later batch stays within 15% of what the sink sustains per batch (goal <= 10 for the PID), the
-   largest processing time and scheduling delay, and the lag left. What the sink sustains is not quite C x interval:
-   each micro-batch also pays Spark's fixed cost (planning, the job, the checkpoint), so the target is measured, from
-   a line through every run's (records, processing ms).
+   without any limit (the baseline); and with a static maxOffsetsPerTrigger of C x interval. Per run: the batch
+   sizes, how many batches pass before every later batch stays within 15% of what the sink sustains per batch (goal
+   <= 10 for the PID), the largest processing time and scheduling delay, and the lag left. What the sink sustains
+   is not quite C x interval: each micro-batch also pays Spark's fixed cost (planning, the job, the checkpoint), so
+   the target is measured, from a line through every run's (records, processing ms).
 
 `main()` runs the sections in SECTIONS in order; each gets the shared broker and session and returns its tables and
 checks, so another section is one more function in that list.
