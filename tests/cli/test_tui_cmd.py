@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,16 +15,10 @@ from typer.testing import CliRunner
 from lab.backends import port_open
 from lab.cli import app
 from tests.cli.test_broker_cmd import words
+from tests.helpers import free_port
 
 runner = CliRunner()
 LAB = Path(sys.executable).with_name("lab")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def test_an_unknown_lesson_is_refused_with_the_lessons_there_are() -> None:

@@ -4,14 +4,11 @@ early, topics that appear or vanish between batches, headers)."""
 
 from __future__ import annotations
 
-import itertools
-import socket
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer
 
 from lab.assignors.contract import TopicPartition as TP
 from lab.broker.config import BrokerConfig
@@ -21,12 +18,8 @@ from lab.clients.producer import produce_records
 from lab.scenarios.runner import Target
 from lab.spark.options import ReaderOptions
 from lab.spark.source import DataLossError, Planner, fetch, read_split
-
-_names = itertools.count()
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{next(_names)}-{uuid.uuid4().hex[:6]}"
+from tests.helpers import free_port
+from tests.spark.kafka_helpers import SHRINKING, shrink, unique
 
 
 @pytest.fixture
@@ -42,13 +35,6 @@ def options(bootstrap: str, **extra: str) -> ReaderOptions:
 
 def consumer_for(bootstrap: str, **extra: str) -> Consumer:
     return Consumer(options(bootstrap, **extra).consumer_config())
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def test_a_fetch_outlives_a_broker_restart_in_the_middle(tmp_path: Path) -> None:
@@ -76,16 +62,8 @@ def test_a_fetch_outlives_a_broker_restart_in_the_middle(tmp_path: Path) -> None
 def shrunk_topic(lab_target: Target, admin: Admin) -> Iterator[tuple[str, int]]:
     """A topic whose first segments retention already deleted: (name, its first offset now); 220 records written."""
     name = unique("shrunk")
-    admin.create_topic(name, 1, {"segment.bytes": "4096", "retention.ms": "1"})
-    for burst in range(10):
-        produce_records(lab_target.bootstrap, name, 20, partition=0, value=b"z" * 100, first=20 * burst)
-    assert lab_target.broker.call(lambda b: b.logs.delete_old_segments()) > 0
-    produce_records(lab_target.bootstrap, name, 20, partition=0, value=b"z" * 100, first=200)
-    probe = consumer_for(lab_target.bootstrap)
-    low = probe.get_watermark_offsets(TopicPartition(name, 0), timeout=10, cached=False)[0]
-    probe.close()
-    assert 0 < low <= 200
-    yield name, low
+    admin.create_topic(name, 1, SHRINKING)
+    yield name, shrink(lab_target, name)
     admin.delete_topics([name])
 
 

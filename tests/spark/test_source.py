@@ -7,12 +7,9 @@ write, so a record read twice shows up as a duplicate even though the dict would
 
 from __future__ import annotations
 
-import itertools
 import json
-import socket
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,17 +23,12 @@ from lab.broker.embedded import EmbeddedBroker
 from lab.clients.admin import Admin
 from lab.clients.producer import produce_records
 from lab.scenarios.runner import Target
+from tests.helpers import free_port
+from tests.spark.kafka_helpers import SHRINKING, shrink, unique, watermarks
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
-
-_names = itertools.count()
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{next(_names)}-{uuid.uuid4().hex[:6]}"
-
 
 class Sink:
     """foreachBatch target: every row's (topic, partition, offset), per batch, plus a few columns to check."""
@@ -156,19 +148,14 @@ def test_restart_from_the_checkpoint_loses_and_duplicates_nothing(
                        backpressure__initialRate=20, backpressure__batchIntervalMs=1000)
     run_available_now(restarted, sink, tmp_path / "ck")
     assert 18 <= len(sink.batches[batches_before + replayed]) <= 20, (replayed, [len(b) for b in sink.batches])
-    ends = {p: high for p, high in enumerate(watermarks(lab_target.bootstrap, name, 2))}
-    assert sum(ends.values()) == 300
-    assert set(sink.rows) == expected_keys(name, ends)
+    end = ends(lab_target.bootstrap, name, 2)
+    assert sum(end.values()) == 300
+    assert set(sink.rows) == expected_keys(name, end)
     assert max(sink.writes.values()) == 1, "a record was delivered twice across the restart"
 
 
-def watermarks(bootstrap: str, topic: str, partitions: int) -> list[int]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("probe")})
-    try:
-        return [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)[1]
-                for p in range(partitions)]
-    finally:
-        consumer.close()
+def ends(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
+    return {p: watermarks(bootstrap, topic, p)[1] for p in range(partitions)}
 
 
 def test_backpressure_starts_at_the_initial_rate_then_follows_the_estimator(
@@ -275,18 +262,8 @@ def test_starting_timestamp_starts_at_the_first_record_at_or_after_it(
 
 def test_deleted_offsets_fail_the_query_unless_told_to_skip_them(
         spark: SparkSession, lab_target: Target, topic: Callable[..., str], tmp_path: Path) -> None:
-    name = topic(1, {"segment.bytes": "4096", "retention.ms": "1"})
-    for burst in range(10):  # one batch of ~2.5 KB each: a segment holds one or two of them
-        produce_records(lab_target.bootstrap, name, 20, partition=0, value=b"z" * 100, first=20 * burst)
-    deleted = lab_target.broker.call(lambda b: b.logs.delete_old_segments())
-    assert deleted > 0
-    produce_records(lab_target.bootstrap, name, 20, partition=0, value=b"z" * 100, first=200)
-    low = Consumer({"bootstrap.servers": lab_target.bootstrap, "group.id": unique("probe")})
-    try:
-        first = low.get_watermark_offsets(TopicPartition(name, 0), timeout=10, cached=False)[0]
-    finally:
-        low.close()
-    assert first > 0
+    name = topic(1, SHRINKING)
+    first = shrink(lab_target, name)
     start = f'{{"{name}": {{"0": 0}}}}'
     failing = reader(spark, lab_target.bootstrap, name, startingOffsets=start)
     query = failing.writeStream.foreachBatch(Sink()).trigger(availableNow=True) \
@@ -304,13 +281,6 @@ def test_a_bad_option_stops_the_query_with_the_reason(spark: SparkSession, lab_t
     query = frame.writeStream.format("noop").start()
     with pytest.raises(Exception, match="exactly one of subscribe, subscribePattern or assign"):
         query.awaitTermination(60)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def test_the_query_survives_a_broker_restart(spark: SparkSession, tmp_path: Path) -> None:
@@ -337,8 +307,8 @@ def test_the_query_survives_a_broker_restart(spark: SparkSession, tmp_path: Path
             sink.wait_for(150, query, timeout_s=90)
         finally:
             query.stop()
-        ends = dict(enumerate(watermarks(bootstrap, "survivor", 2)))
-        assert sum(ends.values()) == 150
-        assert set(sink.rows) == expected_keys("survivor", ends)
+        end = ends(bootstrap, "survivor", 2)
+        assert sum(end.values()) == 150
+        assert set(sink.rows) == expected_keys("survivor", end)
     finally:
         broker.stop()
