@@ -180,6 +180,8 @@ class Planner:
                                           options.derivative, options.min_rate)
         self.record_sizes = RecordSizes()
         self.last_latest: Offsets = {}
+        # the watermarks latestOffset read, which partitions() (called next, for the same batch) uses again
+        self.last_marks: dict[TP, tuple[int, int]] = {}
         self.available_now: Offsets | None = None
         self.planned: dict[str, Offsets] = {}  # canonical end offsets -> the batch's start offsets
         self.fed: set[str] = set()
@@ -303,6 +305,7 @@ class Planner:
         if self.available_now is not None:
             latest = {tp: min(high, self.available_now[tp]) for tp, high in latest.items() if tp in self.available_now}
         self.last_latest = dict(latest)
+        self.last_marks = dict(marks)
         begin = self._begin(start, marks)
         latest = {tp: max(latest[tp], begin[tp]) for tp in latest if tp in begin}
         self.feed_estimator()
@@ -382,8 +385,12 @@ class Planner:
             self.planned.pop(next(iter(self.planned)))
 
     def plan_splits(self, start: Offsets, end: Offsets) -> list[list[OffsetRange]]:
-        # only partitions with something to read: a vanished partition keeps end == start and has no watermarks
-        marks = self.watermarks(sorted(tp for tp in end if tp not in start or end[tp] > start[tp]))
+        # only partitions with something to read: a vanished partition keeps end == start and has no watermarks.
+        # Right after latestOffset their watermarks are known; a batch Spark replays after a restart asks afresh.
+        # (Offsets deleted since then are found by the task that reads them: `fetch` reports them the same way.)
+        wanted = sorted(tp for tp in end if tp not in start or end[tp] > start[tp])
+        unknown = [tp for tp in wanted if tp not in self.last_marks]
+        marks = {**{tp: self.last_marks[tp] for tp in wanted if tp in self.last_marks}, **self.watermarks(unknown)}
         ranges = []
         for tp in sorted(marks):
             begin = start.get(tp, marks[tp][0])
