@@ -184,7 +184,7 @@ class Planner:
         self.last_marks: dict[TP, tuple[int, int]] = {}
         self.available_now: Offsets | None = None
         self.planned: dict[str, Offsets] = {}  # canonical end offsets -> the batch's start offsets
-        self.fed: set[str] = set()
+        self.fed: dict[str, None] = {}  # ends already fed, oldest first (an ordered set, trimmed like `planned`)
         # RateController.rateLimit: -1 until the estimator returns its first rate (RateController.scala)
         self.controller_rate = -1.0
         self.batches_planned = 0
@@ -372,7 +372,7 @@ class Planner:
                               since_mtime=self.started - 1)
         for batch in found:
             self.planned.pop(batch.end, None)
-            self.fed.add(batch.end)
+            self.fed[batch.end] = None
             rate = self.estimator.compute(batch.time_ms, batch.elements, batch.processing_delay_ms,
                                           batch.scheduling_delay_ms)
             if rate is not None:  # the first usable batch only teaches the estimator; the rate stays unset
@@ -381,8 +381,12 @@ class Planner:
             self.warned_no_feedback = True
             log.warning("backpressure is on but no batch progress has reached the lab-kafka reader: make the session "
                         "with lab.spark.session(), or call lab.spark.feedback.install(spark)")
-        while len(self.planned) > 1000:  # batches whose progress never came (a failed batch, a restart)
-            self.planned.pop(next(iter(self.planned)))
+        # Keep both bounded on a query that runs for days: planned batches whose progress never came (a failed
+        # batch, a restart), and old fed ends (an idle trigger re-plans the last end; past the last thousand, a
+        # repeat would carry a time the estimator has already seen, which compute() ignores).
+        for kept in (self.planned, self.fed):
+            while len(kept) > 1000:
+                kept.pop(next(iter(kept)))
 
     def plan_splits(self, start: Offsets, end: Offsets) -> list[list[OffsetRange]]:
         # only partitions with something to read: a vanished partition keeps end == start and has no watermarks.
