@@ -1,4 +1,4 @@
-"""Turning the upstream assignor vectors (../shared/reference/vectors beside the repository) into lab types. The
+"""Turning the upstream assignor vectors (copies in the repository, see tests/vectors.py) into lab types. The
 helpers shared with the graders (`tps`, `subscription`, the judging functions) live in `lab.grading.assignor_cases`."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from tests.vectors import load as load_vectors
 
 
 def load(name: str) -> list[dict[str, Any]]:
-    """The `cases` of one vector file; the shared loader fails loudly (never skips) if shared/ is missing."""
+    """The `cases` of one vector file; read from the repository's own copy (tests/vectors.py)."""
     cases: list[dict[str, Any]] = load_vectors(name)["cases"]
     return cases
 
