@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from lab.backends import BackendError, BackendKind, choose, docker_status
 from lab.broker.embedded import EmbeddedBroker
@@ -19,6 +20,12 @@ from lab.lessons.environment import LessonEnvironment
 from lab.scenarios import runner
 
 KAFKA_TEST_IMAGE = "apache/kafka:4.1.0"  # the same image as compose/.env
+
+# No property test may depend on the machine's speed: hypothesis's per-example deadline (200 ms) and its "too slow"
+# health check both read the clock, so a busy machine would fail tests that are right. Tests that set their own
+# `@settings` inherit these.
+settings.register_profile("lab", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("lab")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

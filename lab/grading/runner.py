@@ -1,6 +1,11 @@
 """Grade a student's file: run its grader in a subprocess (`lab.grading.worker`), one check at a time under a
-timeout. A check that hangs is killed and scored 0 ("did not finish in 30 s"), then the grader starts again at the
-next check; a file that cannot be imported, or a grader that crashes, is reported, never raised.
+timeout. A check that hangs is killed and scored 0, then the grader starts again at the next check; a file that
+cannot be imported, or a grader that crashes, is reported, never raised.
+
+The timeout of a pure exercise counts the grader process's CPU time, not the clock: an endless loop burns CPU and is
+stopped after `check_timeout_s` CPU seconds, while correct code on a slow or busy machine (which gets fewer CPU
+seconds per wall second, not more work) is never cut short. Code that waits without computing is caught by a wall
+clock three times as long, plus 30 s. Live exercises wait on a real broker, so their timeout is wall time.
 
     report = grade(find("01"))                 # the stub in exercises/01_range/, a random seed
     report.score, report.max_score, report.first_failure()
@@ -27,6 +32,7 @@ from lab.grading.checks import CheckResult
 
 PACKAGE_ROOT = Path(lab.__file__).resolve().parent.parent
 LOAD_TIMEOUT_S = 60.0        # importing the student's file and building the checks
+POLL_S = 0.1                 # how often a running check's clocks are read
 
 
 @dataclass
@@ -100,10 +106,70 @@ class _Worker:
         """The next event; None at the end of output; raises queue.Empty after `timeout` s."""
         return self.lines.get(timeout=timeout)
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the grader process has used so far (user + system, its reaped children included), or None where
+        the platform does not say (then only the wall clock counts)."""
+        return process_cpu_seconds(self.process.pid)
+
     def kill(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait(10)
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a running process (and its waited-for children), from /proc on Linux."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()   # the command name may hold spaces; everything after ")" is fixed
+    utime, stime, cutime, cstime = (int(f) for f in fields[11:15])
+    return (utime + stime + cutime + cstime) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Limit:
+    """When a step of the grader (loading the file, or one check) counts as hung."""
+    cpu_s: float | None     # CPU seconds the process may use for it (None: wall time only)
+    wall_s: float           # wall seconds it may take
+
+    @staticmethod
+    def for_check(exercise: Exercise, seconds: float) -> Limit:
+        if exercise.kind == "live":
+            return Limit(None, seconds)
+        return Limit(seconds, wall_backstop(seconds))
+
+    def overrun(self, used_cpu: float | None, waited: float) -> str:
+        """What the hung step did, as the end of a sentence: "used 30 s of CPU without finishing"."""
+        if self.cpu_s is not None and used_cpu is not None and used_cpu >= self.cpu_s:
+            return f"used {self.cpu_s:g} s of CPU without finishing"
+        limit = self.wall_s if used_cpu is not None or self.cpu_s is None else self.cpu_s
+        return f"did not finish in {limit:g} s"
+
+
+def wall_backstop(cpu_s: float) -> float:
+    """The wall-clock limit beside a CPU limit: generous, since it only catches code that waits without computing."""
+    return 3 * cpu_s + 30
+
+
+def _next_event(worker: _Worker, limit: Limit) -> tuple[dict[str, Any] | None, str]:
+    """The worker's next event within `limit`; ({}, why) when the step hung (the caller kills the worker)."""
+    started = time.monotonic()
+    cpu_at_start = worker.cpu_seconds()
+    while True:
+        try:
+            return worker.next(POLL_S), ""
+        except queue.Empty:
+            pass
+        waited = time.monotonic() - started
+        cpu_now = worker.cpu_seconds()
+        used = None if cpu_now is None or cpu_at_start is None else cpu_now - cpu_at_start
+        over_cpu = limit.cpu_s is not None and used is not None and used >= limit.cpu_s
+        # without a CPU reading (not Linux), the CPU limit is applied to the clock, as before
+        over_wall = waited >= (limit.wall_s if used is not None or limit.cpu_s is None else limit.cpu_s)
+        if over_cpu or over_wall:
+            return {}, limit.overrun(used, waited)
 
 
 def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = None, quick: bool = False,
@@ -120,18 +186,17 @@ def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = No
     names: list[str] = []
     points: list[float] = []
     start = 0
-    load_timeout = max(exercise.check_timeout_s, LOAD_TIMEOUT_S)
+    check_limit = Limit.for_check(exercise, exercise.check_timeout_s)
+    load_limit = Limit.for_check(exercise, max(exercise.check_timeout_s, LOAD_TIMEOUT_S))
     while True:
         worker = _Worker(exercise, target, chosen, quick, start)
         current: int | None = None
-        timed_out = False
+        hung = ""
         try:
             while True:
-                try:
-                    event = worker.next(exercise.check_timeout_s if current is not None else load_timeout)
-                except queue.Empty:
-                    timed_out = True  # a check (or loading the file) ran past its time: killed below
-                    break
+                event, hung = _next_event(worker, check_limit if current is not None else load_limit)
+                if hung:
+                    break  # a check (or loading the file) ran past its limit: killed below
                 if event is None:
                     break
                 kind = event.get("event")
@@ -153,22 +218,20 @@ def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = No
         if report.error or (names and done >= len(names)):
             break
         if current is None and not names:  # never got to list its checks
-            report.error = (f"loading your file did not finish in {load_timeout:.0f} s: does it run an endless loop "
-                            f"when imported?") if timed_out else (
+            report.error = (f"loading your file {hung}: does it run an endless loop when imported?") if hung else (
                 "the grader failed before its first check: " + "".join(worker.stderr[-5:]).strip())
             break
         index = current if current is not None else done
         if index >= len(names):
             break
         code = worker.process.returncode
-        why = (f"did not finish in {exercise.check_timeout_s:.0f} s: does your code loop for ever, or wait for "
-               f"something that never comes?") if timed_out else (
+        why = (f"{hung}: does your code loop for ever, or wait for something that never comes?") if hung else (
             f"the grader process died during this check (exit status {code}): does your code call exit() or kill "
             f"its process? " + "".join(worker.stderr[-3:]).strip())
-        hung = CheckResult(names[index], points[index], 0.0, why.strip())
-        report.results.append(hung)
+        lost = CheckResult(names[index], points[index], 0.0, why.strip())
+        report.results.append(lost)
         if on_result is not None:
-            on_result(hung)
+            on_result(lost)
         start = index + 1
         if start >= len(names):
             break

@@ -91,9 +91,9 @@ def test_06_a_commit_with_nothing_to_commit_raises_and_names_the_line() -> None:
 
 
 def test_06_an_on_lost_that_never_returns_is_cut_off_and_costs_that_check_only() -> None:
-    report = graded("06", "hangs.py", check_timeout_s=10.0)
+    report = graded("06", "hangs.py")     # the catalogue's 120 s of wall time: the grader's own 15 s wait ends it
     earned, message = checks(report)[ON_LOST]
-    assert earned == 0 and message.startswith("did not finish in 10 s")
+    assert earned == 0 and message.startswith("s1's on_lost did not return within 15 s"), message
     assert report.score == 11
 
 
