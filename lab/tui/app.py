@@ -16,6 +16,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from lab import extras
 from lab.backends import Backend, BackendKind, choose
 from lab.lessons.catalogue import load_lessons
 from lab.lessons.model import Lesson
@@ -89,7 +90,7 @@ class LabApp(App[None]):
         self.push_screen(LessonListScreen())
         if self.target is None:
             self.run_worker(self._start_backend, thread=True, name="backend", group="backend")
-        self.set_interval(FRAME_S, self._frame)
+        self._frame_timer = self.set_interval(FRAME_S, self._frame)
         if self.start_lesson is not None:
             lesson = self.lesson(self.start_lesson)
             if lesson is not None:
@@ -113,9 +114,16 @@ class LabApp(App[None]):
         self.backend_error = error
         self.notify(f"Kafka did not start: {error}", severity="error", timeout=10)
 
+    def exit(self, *args: Any, **kwargs: Any) -> None:
+        """Stop the frame loop before Textual takes the screens down (it stops timers only after that)."""
+        timer = getattr(self, "_frame_timer", None)
+        if timer is not None:
+            timer.stop()
+        super().exit(*args, **kwargs)
+
     def _frame(self) -> None:
         self.frames += 1
-        if self.paused:
+        if self.paused or not self.screen_stack:  # shutting down: the screens may already be gone
             return
         batch = self.feed.drain()
         views = list(self.screen.query(LabView))
@@ -139,8 +147,19 @@ class LabApp(App[None]):
         return None
 
     def open_lesson(self, lesson: Lesson, autoplay: float | None = None) -> None:
+        """Open `lesson`; one that needs an optional part not installed yet (the Spark lessons) installs it first."""
         from lab.tui.screens.lesson import LessonScreen
 
+        absent = [part for part in lesson.needs if extras.missing(part)]
+        if absent:
+            from lab.tui.screens.install import InstallScreen
+
+            def installed(done: bool | None) -> None:
+                if done:
+                    self.open_lesson(lesson, autoplay)
+
+            self.push_screen(InstallScreen(absent[0], f"Lesson {lesson.number:02d}"), installed)
+            return
         self.push_screen(LessonScreen(lesson, autoplay=autoplay))
 
     def open_view(self, name: str) -> None:

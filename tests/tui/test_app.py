@@ -3,10 +3,15 @@ the classroom layout; on the fixture lessons in tests/tui/lessons, against a rea
 
 from __future__ import annotations
 
+import dataclasses
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
-from textual.widgets import OptionList
+import pytest
+from textual.widgets import OptionList, Static
 
+from lab.lessons.catalogue import load_lessons
 from lab.lessons.progress import Progress
 from lab.scenarios import runner
 from lab.tui.screens.help import HelpScreen
@@ -14,7 +19,7 @@ from lab.tui.screens.lesson import LessonScreen
 from lab.tui.screens.lessons import LessonListScreen
 from lab.tui.screens.predict import PredictionScreen
 from lab.tui.screens.view import ViewScreen
-from tests.tui.conftest import log_text, running, until
+from tests.tui.conftest import FIXTURE_LESSONS, log_text, running, until
 
 
 def option_texts(app: object) -> list[str]:
@@ -138,8 +143,6 @@ async def test_demo_autoplay_runs_every_step_and_shows_the_answers(tui_target: r
 
 async def test_g_grades_the_lessons_exercise_in_a_panel(tui_target: runner.Target, tmp_path: Path,
                                                        monkeypatch: object) -> None:
-    import pytest
-
     from lab.grading.catalogue import find
     from lab.grading.log import GradeLog
     from lab.lessons.catalogue import load_lessons
@@ -162,3 +165,73 @@ async def test_g_grades_the_lessons_exercise_in_a_panel(tui_target: runner.Targe
         assert isinstance(app.screen, LessonScreen)
     assert app.progress.exercise_score("08") == 0.0
     assert [e["exercise"] for e in GradeLog().entries()] == ["08"]
+
+
+async def test_quitting_stops_the_frame_loop_before_the_screens_go(tui_target: runner.Target, tmp_path: Path) -> None:
+    """Textual empties the screen stack before it stops timers, so a frame that fires in between (as it can on a busy
+    machine) found no screen and raised ScreenStackError; the frame timer now stops at exit and a late frame does
+    nothing."""
+    async with running(tui_target, tmp_path) as (app, pilot):
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, LessonScreen), "the lesson")
+        timer = app._frame_timer
+        assert timer._task is not None               # running
+        app.exit()
+        assert timer._task is None                   # stopped at once, before Textual closes the screens
+    assert not app.screen_stack
+    app._frame()                                     # and a frame arriving after the screens went does nothing
+
+
+async def test_a_lesson_needing_a_part_not_installed_installs_it_with_progress_then_opens(
+        tui_target: runner.Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Spark lessons' first opening on a core install. pip is played by a stand-in that prints as pip does (a
+    real install is measured in benchmarks/install_bench.py)."""
+    from lab import extras
+    from lab.tui.screens.install import InstallScreen
+
+    installed = threading.Event()
+    release = threading.Event()
+
+    def fake_install(part: str, on_line: Callable[[str], None] | None = None,
+                     cancel: threading.Event | None = None) -> None:
+        assert part == "spark" and on_line is not None
+        for line in ("Collecting pyspark==4.3.0", "Collecting pyarrow==26.0.1",
+                     "Installing collected packages: pyarrow, pyspark"):
+            on_line(line)
+        release.wait(30)
+        on_line("Successfully installed pyarrow-26.0.1 pyspark-4.3.0")
+        installed.set()
+
+    monkeypatch.setattr(extras, "missing", lambda part: [] if installed.is_set() else ["pyspark"])
+    monkeypatch.setattr(extras, "install", fake_install)
+    lessons = tuple(dataclasses.replace(lesson, needs=("spark",)) for lesson in load_lessons(FIXTURE_LESSONS))
+    async with running(tui_target, tmp_path, lessons=lessons) as (app, pilot):
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, InstallScreen), "the install screen")
+        screen = app.screen
+        await until(pilot, lambda: screen.packages == 2, "pip's progress")
+        text = " ".join(str(s.render()) for s in screen.query(Static))
+        assert "Lesson 00 needs the lab's spark part" in text and "about 800 MB" in text
+        release.set()
+        await until(pilot, lambda: isinstance(app.screen, LessonScreen), "the lesson, once installed")
+
+
+async def test_escape_cancels_an_install_and_returns_to_the_list(tui_target: runner.Target, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from lab import extras
+    from lab.tui.screens.install import InstallScreen
+
+    def fake_install(part: str, on_line: Callable[[str], None] | None = None,
+                     cancel: threading.Event | None = None) -> None:
+        assert cancel is not None
+        cancel.wait(30)
+        raise extras.InstallFailed("the 'spark' part was not installed: cancelled")
+
+    monkeypatch.setattr(extras, "missing", lambda part: ["pyspark"])
+    monkeypatch.setattr(extras, "install", fake_install)
+    lessons = tuple(dataclasses.replace(lesson, needs=("spark",)) for lesson in load_lessons(FIXTURE_LESSONS))
+    async with running(tui_target, tmp_path, lessons=lessons) as (app, pilot):
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, InstallScreen), "the install screen")
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, LessonListScreen), "the lesson list again")
