@@ -35,3 +35,20 @@ def require_reachable(backend: Backend) -> None:
                                                            "embedded broker")
         typer.echo(f"Error: nothing answers at {first} ({backend.describe()}): {hint}.", err=True)
         raise typer.Exit(2)
+
+
+def require_part(part: str, needed_for: str) -> None:
+    """Install an optional part of the lab (`lab.extras`) the first time a command needs it, pip's progress shown on
+    the terminal; exit with the reason when it cannot be installed."""
+    from lab import extras
+
+    if not extras.missing(part):
+        return
+    typer.echo(f"{needed_for} needs the lab's {part} part, which is not installed yet. Installing it now, once, "
+               f"from the lock file: {extras.PARTS[part].what} ...", err=True)
+    try:
+        extras.install(part)
+    except extras.InstallFailed as failed:
+        typer.echo(f"Error: {failed}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"The {part} part is installed.", err=True)

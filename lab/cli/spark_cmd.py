@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lab.backends import BackendKind
-from lab.cli.options import BACKEND, BOOTSTRAP_SERVERS, require_reachable, resolve_backend
+from lab.cli.options import BACKEND, BOOTSTRAP_SERVERS, require_part, require_reachable, resolve_backend
 from lab.spark.demo import BatchRow, DemoConfig, run
 
 app = typer.Typer(help="The Spark lessons' tools: the backpressure demo.", no_args_is_help=True)
@@ -61,6 +61,7 @@ def demo(
     from lab.scenarios import runner
     from lab.spark.session import SparkUnavailable, check_requirements
 
+    require_part("spark", "`lab spark demo`")
     try:
         check_requirements()
     except SparkUnavailable as missing:

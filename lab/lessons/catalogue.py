@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import lab
+from lab.extras import PARTS
 from lab.lessons.actions import VIEWS, check_args
 from lab.lessons.model import Choice, Lesson, Prediction, Step
 
@@ -53,7 +54,8 @@ def load_lesson(folder: Path) -> Lesson:
                            _prediction(s.get("predict"))) for s in meta.get("steps", []))
         number = int(folder.name.split("-", 1)[0])
         return Lesson(number, folder.name, meta["title"], meta.get("summary", ""), markdown, steps,
-                      tuple(meta.get("views", ())), str(meta.get("exercise", "")), meta.get("status", "ready"))
+                      tuple(meta.get("views", ())), str(meta.get("exercise", "")), meta.get("status", "ready"),
+                      tuple(meta.get("needs", ())))
     except (OSError, tomllib.TOMLDecodeError, KeyError, ValueError) as error:
         raise LessonError(f"{folder.name}: {error!r}") from error
 
@@ -83,6 +85,8 @@ def problems(lessons: tuple[Lesson, ...]) -> list[str]:
         if not lesson.markdown.strip():
             found.append(f"{where}: lesson.md is empty")
         found += [f"{where}: unknown view {v!r} (views: {', '.join(VIEWS)})" for v in lesson.views if v not in VIEWS]
+        found += [f"{where}: needs unknown part {n!r} (parts: {', '.join(PARTS)})" for n in lesson.needs
+                  if n not in PARTS]
         for n, step in enumerate(lesson.steps, 1):
             found += [f"{where} step {n} ({step.title}): {problem}" for problem in check_args(step.action, step.args)]
             if step.predict is not None:

@@ -42,6 +42,7 @@ class Lesson:
     views: tuple[str, ...] = ()
     exercise: str = ""      # the graded exercise it leads to, "" for none
     status: str = "ready"   # "ready", or "coming" when its machinery is not built yet
+    needs: tuple[str, ...] = ()  # optional parts of the lab it needs (`lab.extras.PARTS`), installed on first use
 
     @property
     def ready(self) -> bool:

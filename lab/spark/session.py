@@ -46,8 +46,9 @@ def check_requirements() -> None:
         import pyspark  # noqa: F401
     except ImportError as exc:
         raise SparkUnavailable(
-            "PySpark is not installed in this environment. `python3 run.py` installs it (the `spark` extra); "
-            "by hand: pip install -e '.[spark]'"
+            "PySpark is not installed in this environment. `lab spark demo` and the Spark lessons install it on "
+            "first use, and `python3 run.py test` with the tests; by hand: pip install -c requirements.lock -e "
+            "'.[spark]'"
         ) from exc
     if not os.environ.get("JAVA_HOME") and shutil.which("java") is None:
         raise SparkUnavailable("Spark needs Java 17 or newer: no `java` on the PATH and JAVA_HOME is not set.")
