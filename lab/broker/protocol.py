@@ -32,6 +32,8 @@ from kio.serial import entity_reader, entity_writer
 from kio.serial._introspect import EntityField, EntityTupleField, classify_field, is_optional
 from kio.static.primitive import i32
 
+from lab.broker import bounds
+
 # API keys (Kafka's ApiKeys.java) and the version ranges this broker answers. The floors are the oldest versions kio
 # has schemas for; the ceilings are what librdkafka 2.16 asks for and what the handlers were tested with.
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
@@ -95,6 +97,11 @@ def decode_request(payload: bytes, supported: Mapping[int, tuple[int, int]]) -> 
     if not low <= api_version <= high:
         raise UnsupportedVersion(api_key, api_version, correlation_id)
     read_header, read_body = _request_readers(api_key, api_version)
+    schema = load_request_schema(api_key, api_version)
+    try:  # every length against the bytes left, before kio's native reader trusts it (see lab/broker/bounds.py)
+        bounds.check_entity(schema, payload, bounds.check_header(payload, schema.__header_schema__.__flexible__))
+    except bounds.Malformed as error:
+        raise ProtocolError(f"malformed {API_NAMES[api_key]} v{api_version} request: {error}") from None
     try:
         header, used = read_header(payload, 0)
         body, _ = read_body(payload, used)
