@@ -48,8 +48,9 @@ def serve(
     backend: BackendKind = BACKEND,
     bootstrap_servers: str = BOOTSTRAP_SERVERS,
 ) -> None:
-    """Serve the lab to a web browser (textual-serve): each browser tab runs its own lab."""
-    from textual_serve.server import Server
+    """Serve the lab to a web browser (textual-serve): each browser tab runs its own lab. Only pages this server
+    serves may open a lab: a websocket from any other origin is refused."""
+    from lab.tui.web import LabServer
 
     resolve_backend(backend, bootstrap_servers)  # refuse a bad choice before anything listens
     if host not in LOOPBACK:
@@ -64,4 +65,4 @@ def serve(
     if present:
         command.append("--present")
     typer.echo(f"Serving the lab on http://{host}:{port} (Ctrl+C stops)")
-    Server(shlex.join(command), host=host, port=port, title="Kafka Internals Lab").serve()
+    LabServer(shlex.join(command), host=host, port=port, title="Kafka Internals Lab").serve()

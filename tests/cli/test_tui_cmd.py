@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -63,3 +64,28 @@ def test_serve_warns_when_it_listens_beyond_loopback(tmp_path: Path) -> None:
     process.terminate()
     _, err = process.communicate(timeout=15)
     assert "Warning: listening on 0.0.0.0" in err and "--host 127.0.0.1" in err
+
+
+def websocket_handshake(port: int, origin: str | None, host: str | None = None) -> str:
+    """The status line `lab serve` answers a websocket handshake with."""
+    lines = ["GET /ws?width=80&height=24 HTTP/1.1", f"Host: {host or f'127.0.0.1:{port}'}", "Upgrade: websocket",
+             "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+    if origin is not None:
+        lines.append(f"Origin: {origin}")
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        return sock.recv(4096).decode(errors="replace").split("\r\n", 1)[0]
+
+
+def test_serve_refuses_a_websocket_from_another_origin_and_accepts_its_own_page(tmp_path: Path) -> None:
+    process, port = serve(tmp_path=tmp_path)
+    try:
+        assert " 403 " in websocket_handshake(port, "https://evil.example")
+        assert " 403 " in websocket_handshake(port, None)                                  # no Origin at all
+        assert " 403 " in websocket_handshake(port, f"http://127.0.0.1:{port + 1}")        # another local port
+        assert " 403 " in websocket_handshake(port, "http://rebind.example:8000", host="rebind.example:8000")
+        assert " 101 " in websocket_handshake(port, f"http://localhost:{port}")            # the lab's own page
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=15)
+    assert "refused a websocket from origin 'https://evil.example'" in err
