@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import os
+import resource
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.broker.coordinator.config import CoordinatorConfig
 from lab.broker.protocol import REQUEST_MAX_BYTES_DEFAULT
+
+
+def default_max_connections() -> int:
+    """Half the process's open-file limit: the other half stays for segments, indexes and the lab's own files, so
+    that idle connections can never take the descriptors a log roll or a new topic needs (with `ulimit -n 1024`,
+    1,100 idle connections once locked every client out)."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(16, (soft if soft != resource.RLIM_INFINITY else 65536) // 2)
 
 
 def default_data_dir() -> Path:
@@ -28,6 +37,12 @@ class BrokerConfig:
     num_partitions: int = 3                       # num.partitions, for auto-created topics
     default_topic_configs: dict[str, str] = field(default_factory=dict)  # log.* defaults in topic-config names
     socket_request_max_bytes: int = REQUEST_MAX_BYTES_DEFAULT
+    connections_max_idle_ms: int = 600_000        # connections.max.idle.ms: an idle connection is closed after this
+    request_read_timeout_ms: int = 30_000         # the lab's own: a frame begun must arrive whole within this
+    queued_max_request_bytes: int = 256 * 1024 * 1024  # queued.max.request.bytes: request bytes buffered, all
+                                                  # connections together; a frame waits for room (Kafka's MemoryPool)
+    max_connections: int = field(default_factory=default_max_connections)          # max.connections
+    max_connections_per_ip: int = field(default_factory=default_max_connections)   # max.connections.per.ip
     fetch_purgatory_purge_interval_requests: int = 1000
     retention_check_interval_ms: int = 300_000    # log.retention.check.interval.ms
     log_cleaner_backoff_ms: int = 15_000          # log.cleaner.backoff.ms: pause between cleaner passes

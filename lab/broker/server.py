@@ -6,6 +6,12 @@ in flight, so responses go back in request order). A frame that cannot be unders
 valid frame with bad contents (unknown topic, corrupt batch, ...) gets Kafka's error code in a normal response. An
 ApiVersions request of a version newer than ours gets the v0-format answer with UNSUPPORTED_VERSION and our ranges,
 so the client can retry with one we speak (KIP-511).
+
+Limits, as Kafka's `SocketServer` and `Selector` keep them: a connection idle for `connections.max.idle.ms` is closed;
+one beyond `max.connections` (or `max.connections.per.ip`) is closed as soon as it is accepted; a frame must arrive
+whole within `request_read_timeout_ms` once begun (a byte-a-second sender cannot hold a buffer for ever); and the
+bytes of frames being read are held to `queued.max.request.bytes` over all connections, a frame that does not fit
+waiting for room (Kafka's `MemoryPool`), so half-sent large frames cannot take the process's memory.
 """
 
 from __future__ import annotations
@@ -39,6 +45,30 @@ class ServerStats:
     bytes_in: int = 0
     bytes_out: int = 0
     closed_for_bad_frames: int = 0
+    closed_idle: int = 0
+    closed_slow: int = 0
+    refused_connections: int = 0
+    buffered_bytes: int = 0
+
+
+class MemoryPool:
+    """Request bytes buffered across connections, at most `capacity`; a reservation waits until it fits. A frame
+    larger than the whole pool (possible only when socket.request.max.bytes exceeds it) waits for an empty pool."""
+
+    def __init__(self, capacity: int, stats: ServerStats) -> None:
+        self.capacity, self.stats = capacity, stats
+        self._room = asyncio.Condition()
+
+    async def reserve(self, size: int) -> None:
+        async with self._room:
+            await self._room.wait_for(lambda: self.stats.buffered_bytes == 0 or
+                                      self.stats.buffered_bytes + size <= self.capacity)
+            self.stats.buffered_bytes += size
+
+    async def release(self, size: int) -> None:
+        async with self._room:
+            self.stats.buffered_bytes -= size
+            self._room.notify_all()
 
 
 class BrokerServer:
@@ -47,6 +77,8 @@ class BrokerServer:
         self.stats = ServerStats()
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._per_ip: dict[str, int] = {}
+        self.pool = MemoryPool(broker.config.queued_max_request_bytes, self.stats)
 
     async def start(self) -> int:
         """Listen on the configured host and port (0: any free port); returns the port."""
@@ -77,31 +109,58 @@ class BrokerServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
+        config = self.broker.config
+        peer = writer.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
+        if (self.stats.open_connections >= config.max_connections
+                or self._per_ip.get(address, 0) >= config.max_connections_per_ip):
+            self.stats.refused_connections += 1
+            logger.warning("refusing a connection from %s: %d open (max.connections %d, per ip %d)", address,
+                           self.stats.open_connections, config.max_connections, config.max_connections_per_ip)
+            writer.close()
+            return
         self._connections.add(task)
+        self._per_ip[address] = self._per_ip.get(address, 0) + 1
         self.stats.connections += 1
         self.stats.open_connections += 1
-        peer = writer.get_extra_info("peername")
-        host = f"/{peer[0]}" if isinstance(peer, tuple) and peer else "/unknown"
-        limit = self.broker.config.socket_request_max_bytes
+        host = f"/{address}"
+        limit = config.socket_request_max_bytes
+        idle_s = config.connections_max_idle_ms / 1000
+        read_s = config.request_read_timeout_ms / 1000
         try:
             while True:
-                size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
+                try:
+                    head = await asyncio.wait_for(reader.readexactly(4), idle_s)
+                except TimeoutError:
+                    self.stats.closed_idle += 1
+                    logger.info("closing connection from %s: idle for %d ms (connections.max.idle.ms)", peer,
+                                config.connections_max_idle_ms)
+                    return
+                size = int.from_bytes(head, "big", signed=True)
                 if not 0 <= size <= limit:
                     raise ProtocolError(f"frame size {size} outside [0, {limit}] (socket.request.max.bytes)")
-                payload = await reader.readexactly(size)
-                self.stats.bytes_in += 4 + size
-                self.stats.requests += 1
+                await self.pool.reserve(size)          # held until the request is answered, as Kafka's MemoryPool
                 try:
-                    request = decode_request(payload, self.broker.supported_versions)
-                except UnsupportedVersion as error:
-                    if error.api_key != API_VERSIONS:
-                        raise
-                    frame = self._unsupported_api_versions(error)
-                else:
-                    response = await self.broker.handle(replace(request, client_host=host))
-                    if response is None:
-                        continue  # acks=0: no answer
-                    frame = encode_response(request.api_key, request.api_version, request.correlation_id, response)
+                    payload = await self._read_frame(reader, size, read_s, peer)
+                    if payload is None:
+                        return
+                    self.stats.bytes_in += 4 + size
+                    self.stats.requests += 1
+                    try:
+                        request = decode_request(payload, self.broker.supported_versions)
+                    except UnsupportedVersion as error:
+                        if error.api_key != API_VERSIONS:
+                            raise
+                        frame = self._unsupported_api_versions(error)
+                    else:
+                        del payload
+                        response = await self.broker.handle(replace(request, client_host=host))
+                        if response is None:
+                            continue  # acks=0: no answer
+                        frame = encode_response(request.api_key, request.api_version, request.correlation_id,
+                                                response)
+                finally:
+                    await self.pool.release(size)
                 writer.write(frame)
                 self.stats.bytes_out += len(frame)
                 await writer.drain()
@@ -117,7 +176,21 @@ class BrokerServer:
             logger.exception("closing connection from %s after an internal error", peer)
         finally:
             self.stats.open_connections -= 1
+            self._per_ip[address] -= 1
+            if not self._per_ip[address]:
+                del self._per_ip[address]
             self._connections.discard(task)
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+    async def _read_frame(self, reader: asyncio.StreamReader, size: int, timeout_s: float,
+                          peer: object) -> bytes | None:
+        """The frame's `size` bytes, read within `timeout_s`; None (after a log line) when the sender is too slow."""
+        try:
+            return await asyncio.wait_for(reader.readexactly(size), timeout_s)
+        except TimeoutError:
+            self.stats.closed_slow += 1
+            logger.warning("closing connection from %s: a %d-byte frame did not arrive within %d ms", peer, size,
+                           int(timeout_s * 1000))
+            return None
