@@ -107,13 +107,17 @@ class LogCleaned(Event):
 
 @dataclass(frozen=True, slots=True)
 class LogRecovered(Event):
-    """A log was opened; `truncated_bytes` of torn or corrupt tail were cut from segment `base_offset`."""
+    """A log was opened; `truncated_bytes` of torn or corrupt tail were cut from segment `base_offset`, from byte
+    `position` on, dropping the `records_dropped` records their batch headers claimed (Kafka's LogLoader logs the
+    same cut as a warning)."""
 
     topic: str
     partition: int
     base_offset: int
     log_end_offset: int
     truncated_bytes: int
+    position: int = 0
+    records_dropped: int = 0
 
 
 Subscriber = Callable[[Event], None]

@@ -19,6 +19,7 @@ Not thread-safe: the broker calls it from one thread (its event loop).
 
 from __future__ import annotations
 
+import logging
 import uuid
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -63,6 +64,7 @@ from lab.broker.log.segment import (
 from lab.broker.log.swap import complete_interrupted_swaps, swap_in
 from lab.timer.time import Time
 
+logger = logging.getLogger(__name__)
 
 class PartitionLog:
     def __init__(self, directory: Path, topic: str, partition: int, topic_id: uuid.UUID, config: LogConfig,
@@ -117,8 +119,15 @@ class PartitionLog:
             self._base_offsets.append(base)
         self._log_start_offset = self._segments[0].base_offset
         self._log_end_offset = self._high_watermark = self.recovery_point = self.active_segment.next_offset
-        self._publish(lambda: LogRecovered(self.topic, self.partition, self.active_segment.base_offset,
-                                           self._log_end_offset, truncated))
+        active = self.active_segment
+        position, dropped = active.dropped_at, active.dropped_records
+        if truncated:
+            # Kafka's LogSegment.recover logs what it truncates; a silent cut of acknowledged records is worse
+            logger.warning("%s-%d: recovery cut %d bytes from segment %020d at byte %d (%d records by their batch "
+                           "headers); the log now ends at offset %d", self.topic, self.partition, truncated,
+                           active.base_offset, position, dropped, self._log_end_offset)
+        self._publish(lambda: LogRecovered(self.topic, self.partition, active.base_offset, self._log_end_offset,
+                                           truncated, position, dropped))
 
     # -- offsets ---------------------------------------------------------------------------------------
     @property

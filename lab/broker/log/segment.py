@@ -78,6 +78,7 @@ class LogSegment:
         self.time_index = TimeIndex(stem.with_suffix(TIME_INDEX_SUFFIX + file_suffix), base_offset, max_index_size)
         self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self.fd).st_size
+        self.dropped_at, self.dropped_records = self.size, 0   # what the last recover() cut: from where, how many
         self.next_offset = base_offset  # offset after the last batch
         self.max_timestamp_so_far = NO_TIMESTAMP
         self.offset_of_max_timestamp_so_far = base_offset
@@ -163,12 +164,30 @@ class LogSegment:
         for position, header in self._valid_batches(file_size):
             self._index_batch(position, header.size, header.last_offset, header.max_timestamp)
             valid = position + header.size
+        self.dropped_at, self.dropped_records = valid, 0
         if valid < file_size:
+            self.dropped_records = self._records_claimed(valid, file_size)
             os.ftruncate(self.fd, valid)
         self.size = valid
         self.offset_index.flush()
         self.time_index.flush()
         return file_size - valid
+
+    def _records_claimed(self, position: int, file_size: int) -> int:
+        """How many records the batches from `position` on say they hold, read from their headers alone (no CRC
+        check): what recovery is about to cut, as far as the headers can be believed; a header whose length does
+        not fit the file ends the count."""
+        claimed = 0
+        while position + HEADER_SIZE <= file_size:
+            try:
+                header = read_header(os.pread(self.fd, HEADER_SIZE, position))
+            except LogError:
+                break
+            if header.size < HEADER_SIZE or position + header.size > file_size or header.records_count < 0:
+                break
+            claimed += header.records_count
+            position += header.size
+        return claimed
 
     def _valid_batches(self, file_size: int) -> Iterator[tuple[int, BatchHeader]]:
         chunk, chunk_start, position, expected = b"", 0, 0, self.base_offset

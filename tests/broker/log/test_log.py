@@ -185,3 +185,29 @@ def test_flush_messages_fsyncs_after_that_many_records(tmp_path: Path) -> None:
     assert log.recovery_point == 0
     log.append(batch(b"c"))
     assert log.recovery_point == 3
+
+
+def test_recovery_names_what_it_cut_in_a_warning_and_an_event(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """One flipped byte in the second of three batches: recovery keeps the first batch only, as Kafka does, and says
+    so, with the segment, the byte position and the records the cut batches held (a silent cut of 6,446
+    acknowledged records was reported)."""
+    config = LogConfig.from_overrides({})
+    topic_id = new_topic_id()
+    log = PartitionLog.open(tmp_path, "orders", 0, config, topic_id=topic_id)
+    first, second, third = batch(b"a"), batch(b"b", b"c"), batch(b"d", b"e", b"f")
+    for one in (first, second, third):
+        log.append(one)
+    log.close()
+    segment = tmp_path / f"{0:020d}.log"
+    data = bytearray(segment.read_bytes())
+    data[len(first) + len(second) - 2] ^= 0xFF                 # inside the second batch's records: its CRC fails
+    segment.write_bytes(bytes(data))
+    bus, seen = EventBus(), list[Event]()
+    bus.subscribe(seen.append)
+    with caplog.at_level("WARNING", logger="lab.broker.log.log"):
+        reopened = PartitionLog.open(tmp_path, "orders", 0, config, topic_id=topic_id, bus=bus)
+    assert reopened.log_end_offset == 1
+    assert seen == [LogRecovered("orders", 0, 0, 1, len(second) + len(third), len(first), 5)]
+    assert (f"orders-0: recovery cut {len(second) + len(third)} bytes from segment {0:020d} at byte {len(first)} "
+            f"(5 records by their batch headers); the log now ends at offset 1") in caplog.text
+    reopened.close()
