@@ -43,7 +43,8 @@ class Broker:
 
         self.config = config
         self.bus = bus if bus is not None else EventBus()
-        self.logs = LogManager(config.data_dir, config.default_topic_configs, time=time, bus=self.bus)
+        self.logs = LogManager(config.data_dir, config.default_topic_configs, time=time, bus=self.bus,
+                               max_partitions=config.max_partitions)
         self.fetch_purgatory = DelayedOperationPurgatory(
             "Fetch", timer=SystemTimer("fetch", time=time),
             purge_interval=config.fetch_purgatory_purge_interval_requests,

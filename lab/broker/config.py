@@ -43,6 +43,8 @@ class BrokerConfig:
                                                   # connections together; a frame waits for room (Kafka's MemoryPool)
     max_connections: int = field(default_factory=default_max_connections)          # max.connections
     max_connections_per_ip: int = field(default_factory=default_max_connections)   # max.connections.per.ip
+    max_partitions: int | None = None             # all topics' partitions together (None: a quarter of the
+                                                  # open-file limit, as each partition keeps files open)
     fetch_purgatory_purge_interval_requests: int = 1000
     retention_check_interval_ms: int = 300_000    # log.retention.check.interval.ms
     log_cleaner_backoff_ms: int = 15_000          # log.cleaner.backoff.ms: pause between cleaner passes

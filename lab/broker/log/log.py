@@ -392,6 +392,11 @@ class PartitionLog:
         for segment in self._segments:
             segment.close()
 
+    def abandon(self) -> None:
+        """Close every segment without flushing: for a log about to be removed (a topic creation rolled back)."""
+        for segment in self._segments:
+            segment.abandon()
+
     def _publish(self, make: Callable[[], Event]) -> None:
         if self._bus is not None and self._bus.has_subscribers():
             self._bus.publish(make())

@@ -26,6 +26,7 @@ import fcntl
 import json
 import logging
 import os
+import resource
 import shutil
 import uuid
 from collections.abc import Iterator, Mapping
@@ -53,13 +54,21 @@ class TopicMetadata:
     configs: Mapping[str, str] = field(default_factory=dict)  # the topic's own overrides only
 
 
+def default_max_partitions() -> int:
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(64, (soft if soft != resource.RLIM_INFINITY else 65536) // 4)
+
+
 class LogManager:
     def __init__(self, data_dir: Path | str, default_configs: Mapping[str, str] | None = None, *,
-                 time: Time | None = None, bus: EventBus | None = None) -> None:
+                 time: Time | None = None, bus: EventBus | None = None, max_partitions: int | None = None) -> None:
         """Open `data_dir` (created if missing), load and recover every partition in it.
 
         `default_configs` are broker-wide defaults in topic-config names (e.g. {"retention.ms": "60000"}).
+        `max_partitions` caps the partitions of all topics together (default: a quarter of the open-file limit,
+        since every partition holds files open; beyond it a creation is refused with INVALID_PARTITIONS).
         """
+        self.max_partitions = max_partitions if max_partitions is not None else default_max_partitions()
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.default_configs = validate(default_configs or {})
@@ -122,14 +131,33 @@ class LogManager:
             raise InvalidPartitionsError(f"a topic needs at least one partition, got {num_partitions}")
         overrides = validate(configs or {})
         LogConfig.from_overrides(overrides, self.default_configs)
+        existing = sum(t.num_partitions for t in self._topics.values())
+        if existing + num_partitions > self.max_partitions:
+            raise InvalidPartitionsError(
+                f"{num_partitions} partitions would make {existing + num_partitions} on this broker, over its limit "
+                f"of {self.max_partitions} (max_partitions; by default a quarter of the open-file limit, as every "
+                f"partition keeps files open)")
         topic = TopicMetadata(name, topic_id or new_topic_id(), num_partitions, overrides)
+        # The partitions first, the topic list last: a failure (or a crash) halfway leaves no topic that claims
+        # partitions it does not have, so the data directory always starts.
+        opened: list[PartitionLog] = []
+        try:
+            for partition in range(num_partitions):
+                stale = self._partition_dir(name, partition)
+                if stale.exists():
+                    self._remove_dir(stale, "stale")
+                opened.append(self._open_log(topic, partition))
+        except OSError as error:
+            for log in opened:                    # closed without flushing: nothing of them is kept
+                self._logs.pop((name, log.partition), None)
+                log.abandon()
+            for partition in range(num_partitions):
+                directory = self._partition_dir(name, partition)
+                if directory.exists():
+                    shutil.rmtree(directory, ignore_errors=True)
+            raise InvalidPartitionsError(f"could not create the partitions of {name!r}: {error}") from None
         self._topics[name] = topic
         self._save_topics()
-        for partition in range(num_partitions):
-            stale = self._partition_dir(name, partition)
-            if stale.exists():
-                self._remove_dir(stale, "stale")
-            self._open_log(topic, partition)
         return topic.topic_id
 
     def delete_topic(self, name: str) -> None:

@@ -301,6 +301,12 @@ class LogSegment:
             os.close(self.fd)
             self.fd = -1
 
+    def abandon(self) -> None:
+        """Close the file without writing anything out: for a segment about to be removed."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
     def delete(self) -> None:
         """Rename every file to `*.deleted`, then remove it (readers of a renamed file see it vanish whole)."""
         if self.fd >= 0:
