@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 from functools import cache
-from typing import Any
+from types import NoneType, UnionType
+from typing import Any, NamedTuple, Union, get_args, get_origin
 
 from kio.serial._introspect import EntityField, EntityTupleField, PrimitiveTupleField, classify_field
 
@@ -31,6 +32,25 @@ FIXED = {"bool": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
          "float64": 8, "uuid": 16, "timedelta_i32": 4, "timedelta_i64": 8, "datetime_i64": 8, "error_code": 2}
 SIZED = {"string", "bytes", "records"}
 Buffer = bytes | memoryview
+
+
+class Entry(NamedTuple):
+    name: str
+    shape: str          # "scalar", "array" or "entity"
+    kafka_type: str     # of a scalar, or of an array's elements ("" for entities)
+    element: Any        # the entity type of an entity or an array of entities
+    nullable: bool      # Kafka's "nullableVersions": a null is refused where the field is not nullable
+    elements_nullable: bool = False
+
+
+def _nullable(annotation: Any) -> bool:
+    return get_origin(annotation) in (UnionType, Union) and NoneType in get_args(annotation)
+
+
+def _without_none(annotation: Any) -> Any:
+    if _nullable(annotation):
+        return next(a for a in get_args(annotation) if a is not NoneType)
+    return annotation
 
 
 class Malformed(ValueError):
@@ -57,23 +77,26 @@ def _int(buffer: Buffer, offset: int, size: int, what: str) -> tuple[int, int]:
 
 
 @cache
-def _plan(entity_type: type[Any]) -> tuple[tuple[tuple[str, str, str, Any], ...], dict[int, tuple[str, str, Any]]]:
-    """(the entity's fields in wire order as (name, shape, kafka type, element entity), its tagged fields by tag)."""
-    ordered: list[tuple[str, str, str, Any]] = []
-    tagged: dict[int, tuple[str, str, Any]] = {}
+def _plan(entity_type: type[Any]) -> tuple[tuple[Entry, ...], dict[int, Entry]]:
+    """The entity's fields in wire order, and its tagged fields by tag."""
+    ordered: list[Entry] = []
+    tagged: dict[int, Entry] = {}
     for field in fields(entity_type):
         kind = classify_field(field)
-        entry: tuple[str, str, str, Any]
+        nullable = _nullable(field.type)
+        inner = get_args(_without_none(field.type))
+        elements_nullable = bool(inner) and _nullable(inner[0])
+        entry: Entry
         if isinstance(kind, EntityTupleField):
-            entry = (field.name, "array", "", kind.type_)
+            entry = Entry(field.name, "array", "", kind.type_, nullable)
         elif isinstance(kind, EntityField):
-            entry = (field.name, "entity", "", kind.type_)
+            entry = Entry(field.name, "entity", "", kind.type_, nullable)
         elif isinstance(kind, PrimitiveTupleField):
-            entry = (field.name, "array", field.metadata["kafka_type"], None)
+            entry = Entry(field.name, "array", field.metadata["kafka_type"], None, nullable, elements_nullable)
         else:
-            entry = (field.name, "scalar", field.metadata["kafka_type"], None)
+            entry = Entry(field.name, "scalar", field.metadata["kafka_type"], None, nullable)
         if "tag" in field.metadata:
-            tagged[int(field.metadata["tag"])] = entry[1:]
+            tagged[int(field.metadata["tag"])] = entry
         else:
             ordered.append(entry)
     return tuple(ordered), tagged
@@ -90,7 +113,7 @@ def _length(buffer: Buffer, offset: int, flexible: bool, legacy_size: int, what:
     return value, offset
 
 
-def _scalar(buffer: Buffer, offset: int, kafka_type: str, flexible: bool, what: str) -> int:
+def _scalar(buffer: Buffer, offset: int, kafka_type: str, flexible: bool, what: str, nullable: bool = True) -> int:
     if kafka_type in FIXED:
         end = offset + FIXED[kafka_type]
         if end > len(buffer):
@@ -99,17 +122,22 @@ def _scalar(buffer: Buffer, offset: int, kafka_type: str, flexible: bool, what: 
     if kafka_type not in SIZED:
         raise Malformed(f"{what} has a type ({kafka_type}) this check does not know")
     size, offset = _length(buffer, offset, flexible, 2 if kafka_type == "string" else 4, what)
+    if size < 0 and not nullable:
+        raise Malformed(f"non-nullable field {what} was serialized as null")
     if size > len(buffer) - offset:
         raise Malformed(f"{what} claims {size} bytes, but only {len(buffer) - offset} are left")
     return offset + max(size, 0)
 
 
-def _value(buffer: Buffer, offset: int, shape: str, kafka_type: str, element: Any, flexible: bool, what: str) -> int:
+def _value(buffer: Buffer, offset: int, entry: Entry, flexible: bool, what: str) -> int:
+    shape, kafka_type, element = entry.shape, entry.kafka_type, entry.element
     if shape == "scalar":
-        return _scalar(buffer, offset, kafka_type, flexible, what)
+        return _scalar(buffer, offset, kafka_type, flexible, what, entry.nullable)
     if shape == "entity":
         return check_entity(element, buffer, offset)
     count, offset = _length(buffer, offset, flexible, 4, what)
+    if count < 0 and not entry.nullable:
+        raise Malformed(f"non-nullable field {what} was serialized as null")
     left = len(buffer) - offset
     if count > left:
         raise Malformed(f"{what} claims {count} elements, but only {left} bytes are left")
@@ -120,7 +148,7 @@ def _value(buffer: Buffer, offset: int, shape: str, kafka_type: str, element: An
         return end
     for _ in range(count):
         offset = (check_entity(element, buffer, offset) if element is not None
-                  else _scalar(buffer, offset, kafka_type, flexible, what))
+                  else _scalar(buffer, offset, kafka_type, flexible, what, entry.elements_nullable))
     return offset
 
 
@@ -130,14 +158,14 @@ def check_entity(entity_type: type[Any], buffer: Buffer, offset: int) -> int:
     flexible = bool(getattr(entity_type, "__flexible__", False))
     ordered, tagged = _plan(entity_type)  # type: ignore[arg-type]  # schema classes are hashable
     name = entity_type.__name__
-    for field_name, shape, kafka_type, element in ordered:
-        offset = _value(buffer, offset, shape, kafka_type, element, flexible, f"{name}.{field_name}")
+    for entry in ordered:
+        offset = _value(buffer, offset, entry, flexible, f"{name}.{entry.name}")
     if flexible:
         offset = check_tagged_fields(buffer, offset, tagged, name)
     return offset
 
 
-def check_tagged_fields(buffer: Buffer, offset: int, known: dict[int, tuple[str, str, Any]], name: str) -> int:
+def check_tagged_fields(buffer: Buffer, offset: int, known: dict[int, Entry], name: str) -> int:
     """The tagged-field section of a flexible entity: every field fits, and a known one is checked inside."""
     count, offset = _uvarint(buffer, offset)
     if count > len(buffer) - offset:
@@ -148,9 +176,8 @@ def check_tagged_fields(buffer: Buffer, offset: int, known: dict[int, tuple[str,
         if size > len(buffer) - offset:
             raise Malformed(f"{name} tagged field {tag} claims {size} bytes, but only {len(buffer) - offset} are left")
         if tag in known:
-            shape, kafka_type, element = known[tag]
             inside = memoryview(buffer)[:offset + size]          # the field may not reach past its own size
-            _value(inside, offset, shape, kafka_type, element, True, f"{name} tagged field {tag}")
+            _value(inside, offset, known[tag], True, f"{name} tagged field {tag}")
         offset += size
     return offset
 

@@ -19,11 +19,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from lab.broker.broker import Broker
 from lab.broker.protocol import (
     API_VERSIONS,
+    DecodedRequest,
     ProtocolError,
     UnsupportedVersion,
     build,
@@ -35,6 +37,7 @@ from lab.broker.protocol import (
 logger = logging.getLogger(__name__)
 
 UNSUPPORTED_VERSION = 35
+INVALID_REQUEST = 42
 
 
 @dataclass
@@ -48,6 +51,7 @@ class ServerStats:
     closed_idle: int = 0
     closed_slow: int = 0
     refused_connections: int = 0
+    failed_requests: int = 0
     buffered_bytes: int = 0
 
 
@@ -154,7 +158,10 @@ class BrokerServer:
                         frame = self._unsupported_api_versions(error)
                     else:
                         del payload
-                        response = await self.broker.handle(replace(request, client_host=host))
+                        try:
+                            response = await self.broker.handle(replace(request, client_host=host))
+                        except Exception as error:  # a request the handler could not serve: one line, and
+                            response = self._failed(request, error, peer)  # INVALID_REQUEST where it fits
                         if response is None:
                             continue  # acks=0: no answer
                         frame = encode_response(request.api_key, request.api_version, request.correlation_id,
@@ -183,6 +190,20 @@ class BrokerServer:
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+    def _failed(self, request: DecodedRequest, error: Exception, peer: object) -> Any:
+        """The answer to a request whose handler raised: Kafka's INVALID_REQUEST in the response's top-level
+        error_code, when the API has one; otherwise the connection closes (ProtocolError), as Kafka's SocketServer
+        closes it on a request it cannot process. Logged in one line; the traceback only at debug level."""
+        self.stats.failed_requests += 1
+        logger.warning("%s v%d from %s could not be served: %s: %s", request.name, request.api_version, peer,
+                       type(error).__name__, error)
+        logger.debug("the handler's traceback", exc_info=error)
+        answer_type = response_type(request.api_key, request.api_version)
+        if not any(f.name == "error_code" for f in fields(answer_type)):
+            raise ProtocolError(f"{request.name} v{request.api_version}: {type(error).__name__}: {error}")
+        return build(answer_type, {"error_code": INVALID_REQUEST,
+                                   "error_message": f"{type(error).__name__}: {error}"})
 
     async def _read_frame(self, reader: asyncio.StreamReader, size: int, timeout_s: float,
                           peer: object) -> bytes | None:

@@ -275,8 +275,8 @@ class PartitionLog:
             return TimestampAndOffset(NO_TIMESTAMP, self._high_watermark)
         if timestamp == MAX_TIMESTAMP:
             return self.max_timestamp_offset()
-        if timestamp < 0:
-            raise ValueError(f"timestamp {timestamp} is neither a time nor one of -1, -2, -3, -4")
+        # Any other timestamp, a negative one included, is a search, as Kafka's UnifiedLog.fetchOffsetByTimestamp
+        # treats every value but its special ones: a negative target finds the first record.
         # Kafka's UnifiedLog.fetchOffsetByTimestamp: the first segment whose newest record is new enough
         # must hold the answer (segments are in offset order and each covers everything before it).
         for segment in self._segments:
