@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time as wallclock
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from lab.broker.config import BrokerConfig
@@ -26,7 +26,7 @@ from lab.broker.coordinator.store import GroupStore
 from lab.broker.events import EventBus
 from lab.broker.log import LogManager, PartitionLog, WallTime
 from lab.broker.producer_state import ProducerStateManager
-from lab.broker.protocol import DecodedRequest, ProtocolError, build, response_type
+from lab.broker.protocol import DecodedRequest, ProtocolError, build, encode_response, response_type
 from lab.broker.request_events import RequestHandled
 from lab.purgatory import DelayedOperationPurgatory
 from lab.timer import AsyncTimerDriver, SystemTimer, Time
@@ -35,6 +35,21 @@ from lab.timer.time import SYSTEM_TIME
 logger = logging.getLogger(__name__)
 
 Handler = Callable[["Broker", DecodedRequest], Awaitable[dict[str, Any] | None]]
+
+
+LARGE_ANSWER_ITEMS = 2000   # topics and partitions in an answer beyond which it is built off the event loop
+
+
+def items_in(values: Mapping[str, Any]) -> int:
+    """Entries of an answer's top-level lists and of the lists inside their entries (topics, then partitions)."""
+    count = 0
+    for value in values.values():
+        if isinstance(value, list | tuple):
+            count += len(value)
+            for entry in value:
+                if isinstance(entry, Mapping):
+                    count += sum(len(inner) for inner in entry.values() if isinstance(inner, list | tuple))
+    return count
 
 
 class Broker:
@@ -132,15 +147,35 @@ class Broker:
         return self.logs.get_log(topic, partition)
 
     async def handle(self, request: DecodedRequest) -> Any | None:
+        """The response entity for `request` (None: no answer, as for acks=0)."""
+        values = await self._values(request)
+        if values is None:
+            return None
+        return build(response_type(request.api_key, request.api_version), values)
+
+    async def respond(self, request: DecodedRequest) -> bytes | None:
+        """The response frame for `request`. A large answer (thousands of topics or partitions) is built and
+        encoded in a worker thread: that is pure work on plain data, and off the event loop it slows the other
+        clients instead of stopping them (a Metadata answer of 100,000 topics took 2 s of the loop)."""
+        values = await self._values(request)
+        if values is None:
+            return None
+        answer_type = response_type(request.api_key, request.api_version)
+
+        def frame() -> bytes:
+            return encode_response(request.api_key, request.api_version, request.correlation_id,
+                                   build(answer_type, values))
+
+        return await asyncio.to_thread(frame) if items_in(values) > LARGE_ANSWER_ITEMS else frame()
+
+    async def _values(self, request: DecodedRequest) -> dict[str, Any] | None:
         started = wallclock.perf_counter()
         handler = self.handlers.get(request.api_key)
         if handler is None:  # decode_request admits only supported APIs; this would be a wiring bug
             raise ProtocolError(f"no handler for {request.name}")
-        values = await handler(self, request)
+        values: dict[str, Any] | None = await handler(self, request)
         if self.bus.has_subscribers():
             self.bus.publish(RequestHandled(request.name, request.api_version, request.client_id,
                                             (wallclock.perf_counter() - started) * 1000))
-        if values is None:
-            return None
-        return build(response_type(request.api_key, request.api_version), values)
+        return values
 

@@ -38,6 +38,7 @@ logger = logging.getLogger(__name__)
 
 UNSUPPORTED_VERSION = 35
 INVALID_REQUEST = 42
+LARGE_FRAME_BYTES = 512 * 1024   # frames larger than this are decoded in a worker thread
 
 
 @dataclass
@@ -151,7 +152,10 @@ class BrokerServer:
                     self.stats.bytes_in += 4 + size
                     self.stats.requests += 1
                     try:
-                        request = decode_request(payload, self.broker.supported_versions)
+                        # a large frame (a Metadata of 100,000 topics) is checked and decoded off the event loop
+                        request = (await asyncio.to_thread(decode_request, payload, self.broker.supported_versions)
+                                   if size > LARGE_FRAME_BYTES else
+                                   decode_request(payload, self.broker.supported_versions))
                     except UnsupportedVersion as error:
                         if error.api_key != API_VERSIONS:
                             raise
@@ -159,13 +163,14 @@ class BrokerServer:
                     else:
                         del payload
                         try:
-                            response = await self.broker.handle(replace(request, client_host=host))
+                            answer = await self.broker.respond(replace(request, client_host=host))
                         except Exception as error:  # a request the handler could not serve: one line, and
-                            response = self._failed(request, error, peer)  # INVALID_REQUEST where it fits
-                        if response is None:
+                            failed = self._failed(request, error, peer)  # INVALID_REQUEST where it fits
+                            answer = encode_response(request.api_key, request.api_version, request.correlation_id,
+                                                     failed)
+                        if answer is None:
                             continue  # acks=0: no answer
-                        frame = encode_response(request.api_key, request.api_version, request.correlation_id,
-                                                response)
+                        frame = answer
                 finally:
                     await self.pool.release(size)
                 writer.write(frame)

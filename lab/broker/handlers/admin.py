@@ -7,6 +7,8 @@ and ISR lists are `[node_id]` and leader epochs are 0.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import TYPE_CHECKING, Any
 
 from lab.broker.coordinator.offsets import remove_offsets_of_topics
@@ -60,10 +62,16 @@ async def metadata(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
     # Older versions have no allow_auto_topic_creation field; they always allowed it (Kafka's default).
     auto_create = getattr(body, "allow_auto_topic_creation", True)
     topics: list[dict[str, Any]] = []
+    slices = Slices()
     if requested is None:
-        topics = [_topic_entry(broker, name) for name in sorted(broker.logs.topics())]
-    else:
+        for known in sorted(broker.logs.topics()):
+            await slices.pause()
+            if known in broker.logs.topics():          # deleted while this request yielded
+                topics.append(_topic_entry(broker, known))
+        return _metadata_answer(broker, topics)
+    with broker.logs.one_save():
         for wanted in requested:
+            await slices.pause()
             name = wanted.name
             topic_id = getattr(wanted, "topic_id", None)
             if name is None and topic_id is not None:
@@ -78,6 +86,27 @@ async def metadata(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
                 continue
             topics.append(_topic_entry(broker, name) if exists
                           else {"error_code": UNKNOWN_TOPIC_OR_PARTITION, "name": name})
+    return _metadata_answer(broker, topics)
+
+
+class Slices:
+    """Work in slices inside a large request: after each `SLICE_S` of work, step aside for `PAUSE_S`, so that other
+    clients' requests (each needs several turns of the event loop) are served meanwhile. One client asking about,
+    or auto-creating, thousands of topics then slows the others instead of stopping them."""
+
+    SLICE_S = 0.02
+    PAUSE_S = 0.002
+
+    def __init__(self) -> None:
+        self.since = time.perf_counter()
+
+    async def pause(self) -> None:
+        if time.perf_counter() - self.since >= self.SLICE_S:
+            await asyncio.sleep(self.PAUSE_S)
+            self.since = time.perf_counter()
+
+
+def _metadata_answer(broker: Broker, topics: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "brokers": [{"node_id": broker.config.node_id, "host": broker.config.advertised(), "port": broker.port}],
         "cluster_id": broker.config.cluster_id,
@@ -113,7 +142,13 @@ def _create_one(broker: Broker, topic: Any, validate_only: bool) -> dict[str, An
 
 async def create_topics(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
     body = request.body
-    return {"topics": [_create_one(broker, topic, body.validate_only) for topic in body.topics]}
+    answers = []
+    slices = Slices()
+    with broker.logs.one_save():
+        for topic in body.topics:
+            await slices.pause()
+            answers.append(_create_one(broker, topic, body.validate_only))
+    return {"topics": answers}
 
 
 async def delete_topics(broker: Broker, request: DecodedRequest) -> dict[str, Any]:

@@ -30,6 +30,8 @@ import resource
 import shutil
 import uuid
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +54,10 @@ class TopicMetadata:
     topic_id: uuid.UUID
     num_partitions: int
     configs: Mapping[str, str] = field(default_factory=dict)  # the topic's own overrides only
+
+
+# Inside `LogManager.one_save()`: a list that collects "the topic list changed" instead of writing it at once.
+_PENDING_SAVE: ContextVar[list[bool] | None] = ContextVar("pending_topics_save", default=None)
 
 
 def default_max_partitions() -> int:
@@ -111,6 +117,28 @@ class LogManager:
         self._logs[topic.name, partition] = log
         return log
 
+    @contextmanager
+    def one_save(self) -> Iterator[None]:
+        """Within this block (one request, in its own asyncio task) the topic list is written once, at the end,
+        however many topics are created: auto-creating 1,000 topics rewrote and fsynced topics.json 1,000 times
+        and held every client for 26 s. A topic joins the list only once its partitions exist, so the list written
+        at any moment is consistent."""
+        pending: list[bool] = []
+        token = _PENDING_SAVE.set(pending)
+        try:
+            yield
+        finally:
+            _PENDING_SAVE.reset(token)
+            if pending:
+                self._save_topics()
+
+    def _topics_changed(self) -> None:
+        pending = _PENDING_SAVE.get()
+        if pending is None:
+            self._save_topics()
+        elif not pending:
+            pending.append(True)
+
     def _save_topics(self) -> None:
         document = {name: {"topic_id": str(topic.topic_id), "num_partitions": topic.num_partitions,
                            "configs": dict(topic.configs)} for name, topic in sorted(self._topics.items())}
@@ -157,7 +185,7 @@ class LogManager:
                     shutil.rmtree(directory, ignore_errors=True)
             raise InvalidPartitionsError(f"could not create the partitions of {name!r}: {error}") from None
         self._topics[name] = topic
-        self._save_topics()
+        self._topics_changed()
         return topic.topic_id
 
     def delete_topic(self, name: str) -> None:
