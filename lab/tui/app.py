@@ -9,6 +9,7 @@ polling run in worker threads and post their results back.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -79,6 +80,7 @@ class LabApp(App[None]):
         self.feed = BrokerFeed(target.broker if target is not None else None)
         self.paused = False
         self.frames = 0
+        self._held: weakref.WeakKeyDictionary[LabView, list[Any]] = weakref.WeakKeyDictionary()
         self._stack = contextlib.ExitStack()
         self.backend_error: str | None = None
 
@@ -128,10 +130,14 @@ class LabApp(App[None]):
         batch = self.feed.drain()
         views = list(self.screen.query(LabView))
         for view in views:
-            view.absorb(batch)
+            held = self._held.pop(view, None)
+            if not view.ready:          # still mounting: keep its events for the next frame
+                self._held[view] = [*(held or []), *batch]
+                continue
+            view.absorb([*held, *batch] if held else batch)
         if self.frames % REFRESH_EVERY == 0:
             for view in views:
-                if view.is_on_screen:   # not the views in hidden tabs
+                if view.is_on_screen and view.ready:   # not the views in hidden tabs
                     view.refresh_view()
 
     def on_unmount(self) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.widget import Widget
 from textual.widgets import OptionList, Static
 
 from lab.lessons.catalogue import load_lessons
@@ -19,6 +20,7 @@ from lab.tui.screens.lesson import LessonScreen
 from lab.tui.screens.lessons import LessonListScreen
 from lab.tui.screens.predict import PredictionScreen
 from lab.tui.screens.view import ViewScreen
+from lab.tui.views.base import LabView
 from tests.tui.conftest import FIXTURE_LESSONS, log_text, running, until
 
 
@@ -213,7 +215,8 @@ async def test_a_lesson_needing_a_part_not_installed_installs_it_with_progress_t
         text = " ".join(str(s.render()) for s in screen.query(Static))
         assert "Lesson 00 needs the lab's spark part" in text and "about 800 MB" in text
         release.set()
-        await until(pilot, lambda: isinstance(app.screen, LessonScreen), "the lesson, once installed")
+        await until(pilot, lambda: isinstance(app.screen, LessonScreen) and mounted(app.screen),
+                    "the lesson, once installed, mounted whole (leaving mid-mount trips Textual's Select)")
 
 
 async def test_escape_cancels_an_install_and_returns_to_the_list(tui_target: runner.Target, tmp_path: Path,
@@ -235,3 +238,34 @@ async def test_escape_cancels_an_install_and_returns_to_the_list(tui_target: run
         await until(pilot, lambda: isinstance(app.screen, InstallScreen), "the install screen")
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, LessonListScreen), "the lesson list again")
+
+
+def mounted(node: Widget) -> bool:
+    return node.is_mounted and all(child.is_mounted for child in node.walk_children(Widget))
+
+
+async def test_a_frame_holds_a_views_events_until_the_view_is_mounted_whole(
+        tui_target: runner.Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a busy machine a frame came while a lesson's group view was still mounting its Select, and feeding it then
+    crashed the app (NoMatches: no SelectOverlay). Events for a view that is not ready wait for the next frame."""
+    async with running(tui_target, tmp_path) as (app, pilot):
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, LessonScreen) and mounted(app.screen), "the lesson")
+        app._frame_timer.stop()                          # frames come only from this test now
+        view = app.screen.query(LabView).first()
+        absorbed: list[list[object]] = []
+        monkeypatch.setattr(view, "absorb", absorbed.append)
+        monkeypatch.setattr(app, "paused", False)
+        batches = iter([["first"], ["second"]])
+        monkeypatch.setattr(app.feed, "drain", lambda: next(batches))
+        really_ready = LabView.ready.fget
+        assert really_ready is not None
+        not_ready = property(lambda v: v is not view and really_ready(v))
+        monkeypatch.setattr(LabView, "ready", not_ready)
+        app._frame()                                     # the view is "still mounting": nothing reaches it
+        assert absorbed == []
+        monkeypatch.undo()
+        monkeypatch.setattr(view, "absorb", absorbed.append)
+        monkeypatch.setattr(app.feed, "drain", lambda: next(batches))
+        app._frame()                                     # ready now: the held events come first
+        assert absorbed == [["first", "second"]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.containers import Vertical
+from textual.widget import Widget
 
 from lab.broker.events import Event
 
@@ -55,6 +56,13 @@ class LabView(Vertical):
         backend = self.target.backend if self.target is not None else "this"
         return f"{what} needs the embedded broker's internals; on the {backend} backend this view shows what the " \
                f"Admin API gives."
+
+    @property
+    def ready(self) -> bool:
+        """Mounted with everything inside it: a widget still mounting (a Select whose option list is not there
+        yet) cannot take updates. On a busy machine a frame can come between a view's mounting and its children's,
+        so the app holds events for a view until it is ready (`LabApp._frame`)."""
+        return self.is_mounted and all(child.is_mounted for child in self.walk_children(Widget))
 
     def absorb(self, events: list[Event]) -> None:
         """Fold a frame's worth of broker events into the view (most views ignore most events)."""
