@@ -74,12 +74,14 @@ class Broker:
             partitions_per_topic=lambda: {name: t.num_partitions for name, t in self.logs.topics().items()})
         self.coordinator.load()
         self.producers = ProducerStateManager()
+        self.producers.rebuild(self.logs.logs())   # idempotence survives a restart
         self.handlers: dict[int, Handler] = dict(HANDLERS)
         self.supported_versions: dict[int, tuple[int, int]] = dict(SUPPORTED_VERSIONS)
         self._drivers: list[AsyncTimerDriver] = []
         self._retention_task: asyncio.Task[None] | None = None
         self._cleaner_task: asyncio.Task[None] | None = None
-        # Producer ids must not repeat across restarts (the producer state is not persisted): start from the wall clock.
+        # Producer ids must not repeat across restarts (a new producer must never meet an old one's rebuilt state):
+        # start from the wall clock.
         self._next_producer_id = int(wallclock.time() * 1000)
         self.port = config.port
 

@@ -227,6 +227,11 @@ class LogSegment:
         self.time_index.flush(fsync=True)
 
     # -- reading ---------------------------------------------------------------------------------------
+    def batch_headers(self) -> Iterator[BatchHeader]:
+        """Every batch's header, in order (a torn tail ends them)."""
+        for _, header in self._headers_from(0):
+            yield header
+
     def _headers_from(self, position: int, end: int | None = None) -> Iterator[tuple[int, BatchHeader]]:
         """Batch headers from `position` on, 61 bytes per batch; stops at a torn tail or `end`."""
         end = self.size if end is None else end
