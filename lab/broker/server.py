@@ -164,6 +164,8 @@ class BrokerServer:
                         del payload
                         try:
                             answer = await self.broker.respond(replace(request, client_host=host))
+                        except ProtocolError:
+                            raise                   # the handler found the request invalid: close, as Kafka does
                         except Exception as error:  # a request the handler could not serve: one line, and
                             failed = self._failed(request, error, peer)  # INVALID_REQUEST where it fits
                             answer = encode_response(request.api_key, request.api_version, request.correlation_id,

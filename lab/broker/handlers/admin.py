@@ -16,7 +16,7 @@ from lab.broker.coordinator.store import OFFSETS_TOPIC
 from lab.broker.log import ConfigError, LogConfig, LogError, UnknownTopicOrPartitionError
 from lab.broker.log.config import validate
 from lab.broker.log.metadata import validate_topic_name
-from lab.broker.protocol import DecodedRequest
+from lab.broker.protocol import DecodedRequest, ProtocolError
 
 if TYPE_CHECKING:
     from lab.broker.broker import Broker
@@ -74,6 +74,10 @@ async def metadata(broker: Broker, request: DecodedRequest) -> dict[str, Any]:
             await slices.pause()
             name = wanted.name
             topic_id = getattr(wanted, "topic_id", None)
+            if name is None and request.api_version < 12:
+                # Kafka's KafkaApis.handleTopicMetadataRequest: topic ids are asked for from v12 on; before, a
+                # null name is an invalid request (and the v10-11 answer could not even carry it)
+                raise ProtocolError(f"Metadata v{request.api_version}: a topic name can be null only from v12")
             if name is None and topic_id is not None:
                 name = broker.logs.topic_name(topic_id)
             if name is None:
