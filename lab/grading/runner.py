@@ -13,10 +13,12 @@ clock three times as long, plus 30 s. Live exercises wait on a real broker, so t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -33,6 +35,19 @@ from lab.grading.checks import CheckResult
 PACKAGE_ROOT = Path(lab.__file__).resolve().parent.parent
 LOAD_TIMEOUT_S = 60.0        # importing the student's file and building the checks
 POLL_S = 0.1                 # how often a running check's clocks are read
+GRADE_CPU_BUDGET_S = 120.0   # CPU seconds a whole grade of a pure exercise may use, over every check
+GRADE_WALL_BUDGET_S = 600.0  # wall seconds a whole grade of a live exercise may take
+MAX_EVENT_LINE = 1 << 20     # a line of the grader's event stream longer than this is not the grader's
+STDERR_TAIL = 8192           # bytes of the grader's standard error kept for messages
+MIB = 1 << 20
+# The grader process's limits (lab.grading.worker.limit_resources): a pure exercise needs ~40 MB; a live one runs
+# librdkafka's threads, which reserve much address space without using it.
+LIMITS = {
+    "pure": {"memory_bytes": 1024 * MIB, "cpu_seconds": int(GRADE_CPU_BUDGET_S) + 30, "file_bytes": 64 * MIB,
+             "open_files": 256},
+    "live": {"memory_bytes": 4096 * MIB, "cpu_seconds": int(GRADE_WALL_BUDGET_S), "file_bytes": 64 * MIB,
+             "open_files": 1024},
+}
 
 
 @dataclass
@@ -77,19 +92,33 @@ class _Worker:
     """One grader process from check `start` on, its event lines read by a thread into a queue."""
 
     def __init__(self, exercise: Exercise, path: Path, seed: int, quick: bool, start: int) -> None:
-        spec = {"exercise": exercise.number, "path": str(path), "seed": seed, "quick": quick, "start": start}
+        spec = {"exercise": exercise.number, "path": str(path), "seed": seed, "quick": quick, "start": start,
+                "limits": LIMITS["live" if exercise.kind == "live" else "pure"]}
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT),
                                                                           os.environ.get("PYTHONPATH")]))}
+        # a session (and process group) of its own: whatever it forks is killed with it
         self.process = subprocess.Popen([sys.executable, "-m", "lab.grading.worker", json.dumps(spec)],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                        start_new_session=True)
         self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self.stderr: list[str] = []
+        self._stderr = bytearray()
+        self.garbled = ""            # set when the event stream was not the grader's
         threading.Thread(target=self._pump, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
 
+    @property
+    def stderr(self) -> list[str]:
+        """The last lines the grader (and the student's code, whose prints go there) wrote to standard error."""
+        return [line + "\n" for line in self._stderr.decode(errors="replace").splitlines()]
+
     def _pump(self) -> None:
         assert self.process.stdout is not None
-        for line in self.process.stdout:
+        while line := self.process.stdout.readline(MAX_EVENT_LINE + 1):
+            if len(line) > MAX_EVENT_LINE:
+                self.garbled = (f"the grader's output had a line of over {MAX_EVENT_LINE // MIB} MiB: does your code "
+                                f"write to the standard output's file descriptor?")
+                self.kill()
+                break
             try:
                 self.lines.put(json.loads(line))
             except ValueError:
@@ -97,10 +126,11 @@ class _Worker:
         self.lines.put(None)
 
     def _drain_stderr(self) -> None:
+        """Keep only the tail of standard error: a student's code printing without end costs no memory here."""
         assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.stderr.append(line)
-            del self.stderr[:-40]
+        while chunk := self.process.stderr.read1(1 << 16):  # type: ignore[attr-defined]
+            self._stderr += chunk
+            del self._stderr[:-STDERR_TAIL]
 
     def next(self, timeout: float) -> dict[str, Any] | None:
         """The next event; None at the end of output; raises queue.Empty after `timeout` s."""
@@ -112,9 +142,32 @@ class _Worker:
         return process_cpu_seconds(self.process.pid)
 
     def kill(self) -> None:
+        """Kill the grader and everything it started (its process group), reap it, and wait (a few seconds at most)
+        until the rest of the group is gone too."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait(10)
+        deadline = time.monotonic() + 5
+        while _live_members(self.process.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+
+def _live_members(group: int) -> list[int]:
+    """Processes of process group `group` that are not yet dead (zombies count as dead), from /proc on Linux."""
+    found = []
+    for entry in Path("/proc").iterdir() if Path("/proc/self/stat").exists() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == group and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 def process_cpu_seconds(pid: int) -> float | None:
@@ -153,8 +206,37 @@ def wall_backstop(cpu_s: float) -> float:
     return 3 * cpu_s + 30
 
 
-def _next_event(worker: _Worker, limit: Limit) -> tuple[dict[str, Any] | None, str]:
-    """The worker's next event within `limit`; ({}, why) when the step hung (the caller kills the worker)."""
+class Budget:
+    """What a whole grade may use, over every check and every grader process: CPU seconds for a pure exercise (an
+    endless loop in every check of exercise 04 once took 268 s to grade), wall seconds for a live one. Once spent,
+    the checks not yet run score 0."""
+
+    def __init__(self, exercise: Exercise) -> None:
+        self.live = exercise.kind == "live"
+        self.limit = GRADE_WALL_BUDGET_S if self.live else GRADE_CPU_BUDGET_S
+        self.started = time.monotonic()
+        self.spent_by_finished = 0.0      # CPU of the grader processes already gone
+
+    def used(self, worker: _Worker) -> float:
+        if self.live:
+            return time.monotonic() - self.started
+        return self.spent_by_finished + (worker.cpu_seconds() or 0.0)
+
+    def exhausted(self, worker: _Worker) -> bool:
+        return self.used(worker) >= self.limit
+
+    def finished(self, worker: _Worker) -> None:
+        if not self.live:
+            self.spent_by_finished += worker.cpu_seconds() or 0.0
+
+    def describe(self) -> str:
+        return (f"the whole grade ran past its {self.limit:g} s" if self.live else
+                f"the whole grade used its {self.limit:g} s of CPU")
+
+
+def _next_event(worker: _Worker, limit: Limit, budget: Budget | None = None) -> tuple[dict[str, Any] | None, str]:
+    """The worker's next event within `limit` (and the grade's `budget`); ({}, why) when the step hung (the caller
+    kills the worker)."""
     started = time.monotonic()
     cpu_at_start = worker.cpu_seconds()
     while True:
@@ -162,6 +244,13 @@ def _next_event(worker: _Worker, limit: Limit) -> tuple[dict[str, Any] | None, s
             return worker.next(POLL_S), ""
         except queue.Empty:
             pass
+        if worker.process.poll() is not None:       # the grader ended; children it left may hold its pipes open
+            try:
+                return worker.next(1.0), ""
+            except queue.Empty:
+                return None, ""
+        if budget is not None and budget.exhausted(worker):
+            return {}, budget.describe()
         waited = time.monotonic() - started
         cpu_now = worker.cpu_seconds()
         used = None if cpu_now is None or cpu_at_start is None else cpu_now - cpu_at_start
@@ -170,6 +259,34 @@ def _next_event(worker: _Worker, limit: Limit) -> tuple[dict[str, Any] | None, s
         over_wall = waited >= (limit.wall_s if used is not None or limit.cpu_s is None else limit.cpu_s)
         if over_cpu or over_wall:
             return {}, limit.overrun(used, waited)
+
+
+def _take(event: dict[str, Any], report: Report, current: int | None, on_result: Any, names: list[str],
+          points: list[float]) -> int | None:
+    """Fold one event of the grader's stream into the report; the index of the check now running."""
+    kind = event["event"]
+    if kind == "load-error":
+        report.error = str(event["message"])
+    elif kind == "checks":
+        names[:] = [str(n) for n in event["names"]]
+        points[:] = [float(p) for p in event["points"]]
+    elif kind == "start":
+        return int(event["index"])
+    elif kind == "result":
+        result = CheckResult(**event["result"])
+        report.results.append(result)
+        if on_result is not None:
+            on_result(result)
+        return None
+    return current
+
+
+def _not_run(report: Report, names: list[str], points: list[float], first: int, why: str, on_result: Any) -> None:
+    for index in range(first, len(names)):
+        result = CheckResult(names[index], points[index], 0.0, why)
+        report.results.append(result)
+        if on_result is not None:
+            on_result(result)
 
 
 def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = None, quick: bool = False,
@@ -188,32 +305,34 @@ def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = No
     start = 0
     check_limit = Limit.for_check(exercise, exercise.check_timeout_s)
     load_limit = Limit.for_check(exercise, max(exercise.check_timeout_s, LOAD_TIMEOUT_S))
+    budget = Budget(exercise)
     while True:
         worker = _Worker(exercise, target, chosen, quick, start)
         current: int | None = None
         hung = ""
         try:
             while True:
-                event, hung = _next_event(worker, check_limit if current is not None else load_limit)
+                event, hung = _next_event(worker, check_limit if current is not None else load_limit, budget)
                 if hung:
                     break  # a check (or loading the file) ran past its limit: killed below
                 if event is None:
                     break
-                kind = event.get("event")
-                if kind == "load-error":
-                    report.error = str(event["message"])
-                elif kind == "checks":
-                    names, points = list(event["names"]), [float(p) for p in event["points"]]
-                elif kind == "start":
-                    current = int(event["index"])
-                elif kind == "result":
-                    result = CheckResult(**event["result"])
-                    report.results.append(result)
-                    if on_result is not None:
-                        on_result(result)
-                    current = None
+                try:
+                    current = _take(event, report, current, on_result, names, points)
+                except (KeyError, TypeError, ValueError):
+                    worker.garbled = "the grader's output was not the grader's: does your code print to its stream?"
+                    break
+                if names and len(report.results) >= len(names):
+                    break                           # every check answered: nothing more to wait for
         finally:
+            budget.finished(worker)
             worker.kill()
+        if worker.garbled:
+            report.error = worker.garbled
+            break
+        if hung == budget.describe():
+            _not_run(report, names, points, len(report.results), f"not run: {hung}", on_result)
+            break
         done = len(report.results)
         if report.error or (names and done >= len(names)):
             break

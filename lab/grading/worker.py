@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import resource
 import sys
 import traceback
 from pathlib import Path
@@ -40,9 +41,23 @@ def load_student(path: Path) -> ModuleType:
     return module
 
 
+def limit_resources(limits: dict[str, int]) -> None:
+    """Lower this process's limits before the student's code runs (it cannot raise them again unless it runs as
+    root): address space, CPU seconds, the size of a file it writes, open files, and no core dumps."""
+    names = {"memory_bytes": resource.RLIMIT_AS, "cpu_seconds": resource.RLIMIT_CPU,
+             "file_bytes": resource.RLIMIT_FSIZE, "open_files": resource.RLIMIT_NOFILE}
+    for name, value in limits.items():
+        which = names[name]
+        _soft, hard = resource.getrlimit(which)
+        ceiling = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (ceiling, ceiling))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def main(argv: list[str]) -> int:
     sys.stdout = sys.stderr
     spec = json.loads(argv[1])
+    limit_resources(spec.get("limits", {}))
     exercise = find(spec["exercise"])
     path = Path(spec["path"]).resolve()
     try:

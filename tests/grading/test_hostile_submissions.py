@@ -1,0 +1,74 @@
+"""Student files that attack the grader: a memory bomb, 300 MiB of output, a flood on the grader's own event stream,
+children left behind, endless loops in every check. Each scores what it earns (usually nothing), says why, and
+ends within the whole grade's budget; the grader process's limits, its process group and the parent's caps on what
+it reads are what hold. (The judge still runs in the student's process: see the README's "What the grader does not
+yet stop".)"""
+
+from __future__ import annotations
+
+import os
+import resource
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import lab.grading.runner as runner
+from lab.grading.catalogue import find
+from lab.grading.runner import Report, grade
+
+STUDENTS = Path(__file__).parent / "students"
+EXERCISE = replace(find("08"), check_timeout_s=10.0)
+
+
+def graded(name: str) -> Report:
+    return grade(EXERCISE, STUDENTS / "hostile" / name, seed=7, quick=True)
+
+
+def test_a_memory_bomb_meets_the_limit_and_loses_its_checks_only() -> None:
+    report = graded("memory_bomb.py")
+    assert not report.error and len(report.results) == 5 and report.score < report.max_score
+    assert any("MemoryError" in r.message for r in report.results), [r.message for r in report.results]
+
+
+def test_an_output_bomb_of_300_mib_costs_the_parent_nothing_and_the_answers_still_count() -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    report = graded("output_bomb.py")
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert report.score == report.max_score == 10, [r.message for r in report.results]
+    assert grown_kib < 100 * 1024, f"the parent grew by {grown_kib} KiB"
+
+
+def test_a_flood_on_the_event_stream_is_refused_not_swallowed() -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    report = graded("event_flood.py")
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert report.error.startswith("the grader's output had a line of over 1 MiB")
+    assert grown_kib < 100 * 1024, f"the parent grew by {grown_kib} KiB"
+
+
+def test_children_left_behind_are_killed_with_the_grader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pids_file = tmp_path / "pids"
+    monkeypatch.setenv("LAB_TEST_PIDS_FILE", str(pids_file))
+    report = graded("fork_storm.py")
+    assert report.score == report.max_score
+    pids = [int(line) for line in pids_file.read_text().split()]
+    assert len(pids) >= 5
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"   # a zombie is dead
+
+    assert not [pid for pid in pids if alive(pid)]
+
+
+def test_endless_loops_in_every_check_stop_at_the_whole_grades_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "GRADE_CPU_BUDGET_S", 4.0)
+    report = grade(replace(EXERCISE, check_timeout_s=3.0), STUDENTS / "08" / "hangs.py", seed=7, quick=True)
+    assert report.score == 0 and len(report.results) == 5
+    messages = [r.message for r in report.results]
+    assert messages[0].startswith("used 3 s of CPU without finishing")
+    assert messages[-1] == "not run: the whole grade used its 4 s of CPU"
