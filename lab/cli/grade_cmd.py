@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
@@ -72,10 +73,12 @@ def _grade_once(exercise: Exercise, path: Path | None, seed: int | None, as_json
     still knows the grade."""
     if not as_json:
         console.print(f"[bold]Exercise {exercise.label}[/bold]  [dim]{path or exercise.stub_path}[/dim]")
+    log = GradeLog()
+    log.begin(exercise.number, exercise.title, datetime.now(UTC).isoformat(timespec="seconds"), seed)
     report = run_grade(exercise, path, seed=seed, on_result=None if as_json else _show_result)
     if keep is not None:
         keep.append(report)
-    GradeLog().append(report)
+    log.append(report)
     Progress().pass_exercise(exercise.number, report.fraction)
     if as_json:
         typer.echo(json.dumps(report.as_dict(), indent=2))
@@ -187,6 +190,6 @@ def export(
         raise typer.Exit(1) from None
     if output is not None:
         output.write_text(text)
-        console.print(f"{len(log.entries())} grades written to {output} (last hash {log.last_hash()[:16]})")
+        console.print(f"{len(log.rows(name))} grades written to {output} (last hash {log.last_hash()[:16]})")
     else:
         typer.echo(text, nl=False)

@@ -22,7 +22,8 @@ from lab.grading.runner import Report
 from lab.lessons.progress import data_dir
 
 GENESIS = "0" * 64
-FIELDS = ("student", "exercise", "title", "score", "max_score", "time", "seconds", "grader_version", "seed")
+FIELDS = ("student", "exercise", "title", "score", "max_score", "time", "seconds", "grader_version", "seed", "status")
+UNFINISHED = "did not finish: the grader was stopped before it could record a score"
 
 
 class TamperedLog(ValueError):
@@ -44,15 +45,21 @@ class GradeLog:
             return []
         return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
 
+    def begin(self, exercise: str, title: str, started: str, seed: int | None) -> dict[str, Any]:
+        """Record that a grade starts, before any student code runs: if the grading process is then killed (by
+        the student's code, say), the attempt still shows in the log and in the export, as unfinished."""
+        return self._write({"kind": "attempt", "exercise": exercise, "title": title, "time": started, "seed": seed})
+
     def append(self, report: Report) -> dict[str, Any]:
+        return self._write({
+            "exercise": report.exercise, "title": report.title, "score": report.score,
+            "max_score": report.max_score, "time": report.started, "seconds": round(report.seconds, 2),
+            "grader_version": report.grader_version, "seed": report.seed, "error": report.error})
+
+    def _write(self, entry: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             lines = self.path.read_text().splitlines() if self.path.exists() else []
-            previous = json.loads(lines[-1])["hash"] if lines else GENESIS
-            entry: dict[str, Any] = {
-                "exercise": report.exercise, "title": report.title, "score": report.score,
-                "max_score": report.max_score, "time": report.started, "seconds": round(report.seconds, 2),
-                "grader_version": report.grader_version, "seed": report.seed, "error": report.error,
-                "prev": previous}
+            entry["prev"] = json.loads(lines[-1])["hash"] if lines else GENESIS
             entry["hash"] = entry_hash(entry)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a") as out:
@@ -83,9 +90,8 @@ class GradeLog:
         """Every grade, as JSON or CSV, with the student's name; refuses a broken log."""
         if fmt not in ("json", "csv"):
             raise ValueError(f"unknown format {fmt!r}: choose json or csv")
-        self.verify()
+        rows = self.rows(student)
         entries = self.entries()
-        rows = [{"student": student, **{k: e.get(k) for k in FIELDS if k != "student"}} for e in entries]
         last = entries[-1]["hash"] if entries else GENESIS
         if fmt == "json":
             return json.dumps({"student": student, "grades": rows, "last_hash": last}, indent=2)
@@ -94,6 +100,25 @@ class GradeLog:
         writer.writeheader()
         writer.writerows(rows)
         return out.getvalue()
+
+    def rows(self, student: str) -> list[dict[str, Any]]:
+        """One row a grade, and one for each attempt that never got its grade (the grader was stopped); refuses a
+        broken log."""
+        self.verify()
+        entries = self.entries()
+        rows = []
+        for number, entry in enumerate(entries):
+            if entry.get("kind") == "attempt":
+                following = entries[number + 1] if number + 1 < len(entries) else None
+                finished = (following is not None and following.get("kind") != "attempt"
+                            and following.get("exercise") == entry.get("exercise"))
+                if not finished:   # no grade followed: the grading process was stopped
+                    rows.append({"student": student, **{k: entry.get(k) for k in FIELDS if k != "student"},
+                                 "score": 0, "status": UNFINISHED})
+                continue
+            rows.append({"student": student, **{k: entry.get(k) for k in FIELDS if k not in ("student", "status")},
+                         "status": entry.get("error") or "graded"})
+        return rows
 
     def last_hash(self) -> str:
         entries = self.entries()

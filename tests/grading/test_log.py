@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lab.grading.checks import CheckResult
-from lab.grading.log import GradeLog, TamperedLog
+from lab.grading.log import UNFINISHED, GradeLog, TamperedLog
 from lab.grading.runner import Report
 
 
@@ -90,3 +90,28 @@ def test_any_changed_score_breaks_the_chain(tmp_path_factory: pytest.TempPathFac
     log.path.write_text("\n".join(lines) + "\n")
     with pytest.raises(TamperedLog):
         log.verify()
+
+
+def test_an_attempt_without_its_grade_is_exported_as_unfinished(tmp_path: Path) -> None:
+    log = GradeLog(tmp_path / "grades.jsonl")
+    log.begin("01", "Range", "2026-11-26T10:00:00+00:00", 7)
+    log.append(report("01", 5, seed=7))
+    log.begin("02", "Round robin", "2026-11-26T10:05:00+00:00", 8)          # and then the grader was killed
+    rows = log.rows("Ada")
+    assert [(r["exercise"], r["score"], r["status"]) for r in rows] == [("01", 8.0, "graded"), ("02", 0, UNFINISHED)]
+    log.verify()                                                                 # attempts are in the hash chain
+
+
+def test_a_student_file_that_kills_lab_grade_still_leaves_the_attempt_in_the_log(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    students = Path(__file__).parent / "students" / "hostile"
+    env = {**os.environ, "LAB_DATA_DIR": str(tmp_path)}
+    lab = Path(sys.executable).with_name("lab")
+    result = subprocess.run([str(lab), "grade", "08", "--file", str(students / "kills_the_grader.py"), "--seed", "3"],
+                            env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == -9                                            # lab grade was killed
+    rows = GradeLog(tmp_path / "grades.jsonl").rows("Ada")
+    assert [(r["exercise"], r["score"], r["status"]) for r in rows] == [("08", 0, UNFINISHED)]

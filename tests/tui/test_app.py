@@ -166,7 +166,7 @@ async def test_g_grades_the_lessons_exercise_in_a_panel(tui_target: runner.Targe
         await pilot.press("escape")
         assert isinstance(app.screen, LessonScreen)
     assert app.progress.exercise_score("08") == 0.0
-    assert [e["exercise"] for e in GradeLog().entries()] == ["08"]
+    assert [(e["exercise"], e.get("kind")) for e in GradeLog().entries()] == [("08", "attempt"), ("08", None)]
 
 
 async def test_quitting_stops_the_frame_loop_before_the_screens_go(tui_target: runner.Target, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ check finishes; the grade goes to the log and the lesson list, as `lab grade` do
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -53,6 +54,8 @@ class GradeScreen(ModalScreen[Report | None]):
         def show(result: CheckResult) -> None:
             self.app.call_from_thread(log.write, result_line(result))
 
+        self.grades.begin(self.exercise.number, self.exercise.title, datetime.now(UTC).isoformat(timespec="seconds"),
+                          None)
         report = grade(self.exercise, on_result=show)
         self.grades.append(report)
         self.progress.pass_exercise(self.exercise.number, report.fraction)
