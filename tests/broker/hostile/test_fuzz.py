@@ -12,7 +12,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer
 
 from tests.broker.hostile.fuzz import Fuzzer
-from tests.broker.hostile.test_kill9 import start
+from tests.broker.hostile.test_kill9 import Deliveries, start
 from tests.helpers import free_port
 
 FRAMES = 100_000
@@ -33,14 +33,8 @@ def test_100000_mutated_frames_beside_real_clients(tmp_path: Path) -> None:
     errors = tmp_path / "broker.err"
     broker = start(port, tmp_path / "data", stderr=errors)
     stop = threading.Event()
-    acked: list[int] = []
-    failures: list[str] = []
-
-    def report(error: object, message: object) -> None:
-        if error is not None:
-            failures.append(str(error))
-        else:
-            acked.append(int(message.value()))  # type: ignore[attr-defined]
+    report = Deliveries()
+    acked, failures = report.acked, report.failed
 
     producer = Producer({"bootstrap.servers": f"127.0.0.1:{port}", "enable.idempotence": True, "acks": "all",
                          "linger.ms": 5})

@@ -44,17 +44,25 @@ def start(port: int, data: Path, stderr: Path | None = None) -> subprocess.Popen
             time.sleep(0.05)
 
 
+class Deliveries:
+    """A producer's delivery reports for records whose values are numbers: what was acknowledged, what failed."""
+
+    def __init__(self) -> None:
+        self.acked: list[int] = []
+        self.failed: list[str] = []
+
+    def __call__(self, error: object, message: object) -> None:
+        if error is not None:
+            self.failed.append(str(error))
+        else:
+            self.acked.append(int(message.value()))  # type: ignore[attr-defined]
+
+
 def test_twenty_kill_9_rounds_lose_nothing_acknowledged_and_duplicate_nothing(tmp_path: Path) -> None:
     rng = random.Random(SEED)
     port, data = free_port(), tmp_path / "data"
-    acked: list[int] = []
-    failed: list[str] = []
-
-    def report(error: object, message: object) -> None:
-        if error is not None:
-            failed.append(str(error))
-        else:
-            acked.append(int(message.value()))  # type: ignore[attr-defined]
+    report = Deliveries()
+    acked, failed = report.acked, report.failed
 
     broker = start(port, data)
     producer = Producer({"bootstrap.servers": f"127.0.0.1:{port}", "enable.idempotence": True, "acks": "all",
