@@ -17,7 +17,6 @@ waiting for room (Kafka's `MemoryPool`), so half-sent large frames cannot take t
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -39,6 +38,7 @@ logger = logging.getLogger(__name__)
 UNSUPPORTED_VERSION = 35
 INVALID_REQUEST = 42
 LARGE_FRAME_BYTES = 512 * 1024   # frames larger than this are decoded in a worker thread
+CLOSE_TIMEOUT_S = 5.0            # how long a closing connection may take to send what is left
 
 
 @dataclass
@@ -83,6 +83,7 @@ class BrokerServer:
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._per_ip: dict[str, int] = {}
+        self._stopping = False
         self.pool = MemoryPool(broker.config.queued_max_request_bytes, self.stats)
 
     async def start(self) -> int:
@@ -94,13 +95,17 @@ class BrokerServer:
         return self.broker.port
 
     async def stop(self) -> None:
+        self._stopping = True
         if self._server is not None:
             self._server.close()
-        for task in list(self._connections):
+        tasks = list(self._connections)
+        for task in tasks:
             task.cancel()
-        for task in list(self._connections):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if tasks:
+            await asyncio.wait(tasks, timeout=CLOSE_TIMEOUT_S)
+        for task in tasks:
+            if not task.done():
+                logger.warning("a connection did not stop within %.0f s of being cancelled", CLOSE_TIMEOUT_S)
         await self.broker.stop()
 
     def _unsupported_api_versions(self, error: UnsupportedVersion) -> bytes:
@@ -135,7 +140,10 @@ class BrokerServer:
         try:
             while True:
                 try:
-                    head = await asyncio.wait_for(reader.readexactly(4), idle_s)
+                    # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation that comes
+                    # as the read completes, and a stopping broker then waited for this connection (30 s)
+                    async with asyncio.timeout(idle_s):
+                        head = await reader.readexactly(4)
                 except TimeoutError:
                     self.stats.closed_idle += 1
                     logger.info("closing connection from %s: idle for %d ms (connections.max.idle.ms)", peer,
@@ -194,9 +202,26 @@ class BrokerServer:
             if not self._per_ip[address]:
                 del self._per_ip[address]
             self._connections.discard(task)
-            writer.close()
-            with contextlib.suppress(Exception):
+            await self._close(writer)
+
+    async def _close(self, writer: asyncio.StreamWriter) -> None:
+        """Close a connection. A graceful close waits until what was written has been sent, which never happens
+        when the client stops reading (a consumer whose queue is full): so the broker stopping aborts at once, and
+        any other close gives up waiting after CLOSE_TIMEOUT_S and aborts (a stop once hung 30 s on one)."""
+        if self._stopping:
+            writer.transport.abort()
+            return
+        writer.close()
+        try:
+            async with asyncio.timeout(CLOSE_TIMEOUT_S):
                 await writer.wait_closed()
+        except TimeoutError:
+            writer.transport.abort()
+        except asyncio.CancelledError:
+            writer.transport.abort()
+            raise
+        except Exception:  # the peer went away in some other way: nothing more to do
+            pass
 
     def _failed(self, request: DecodedRequest, error: Exception, peer: object) -> Any:
         """The answer to a request whose handler raised: Kafka's INVALID_REQUEST in the response's top-level
@@ -216,7 +241,8 @@ class BrokerServer:
                           peer: object) -> bytes | None:
         """The frame's `size` bytes, read within `timeout_s`; None (after a log line) when the sender is too slow."""
         try:
-            return await asyncio.wait_for(reader.readexactly(size), timeout_s)
+            async with asyncio.timeout(timeout_s):
+                return await reader.readexactly(size)
         except TimeoutError:
             self.stats.closed_slow += 1
             logger.warning("closing connection from %s: a %d-byte frame did not arrive within %d ms", peer, size,
