@@ -28,6 +28,7 @@ from lab.tui.views.base import LabView
 
 FRAME_S = 0.1
 REFRESH_EVERY = 5          # frames between views re-reading their state
+HELD_MAX = 10_000          # events kept for a view that is still mounting
 VIEW_NAMES = ("cluster", "group", "assignors", "purgatory", "scenario", "backend")
 
 
@@ -131,8 +132,8 @@ class LabApp(App[None]):
         views = list(self.screen.query(LabView))
         for view in views:
             held = self._held.pop(view, None)
-            if not view.ready:          # still mounting: keep its events for the next frame
-                self._held[view] = [*(held or []), *batch]
+            if not view.ready:          # still mounting: keep its events (the newest HELD_MAX) for the next frame
+                self._held[view] = [*(held or []), *batch][-HELD_MAX:]
                 continue
             view.absorb([*held, *batch] if held else batch)
         if self.frames % REFRESH_EVERY == 0:
