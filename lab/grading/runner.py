@@ -158,25 +158,27 @@ def _live_members(group: int) -> list[int]:
     """Processes of process group `group` that are not yet dead (zombies count as dead), from /proc on Linux."""
     found = []
     for entry in Path("/proc").iterdir() if Path("/proc/self/stat").exists() else ():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[2]) == group and fields[0] != "Z":
+        fields = _stat_fields(entry.name) if entry.name.isdigit() else None
+        if fields is not None and int(fields[2]) == group and fields[0] != "Z":
             found.append(int(entry.name))
     return found
 
 
-def process_cpu_seconds(pid: int) -> float | None:
-    """User + system CPU seconds of a running process (and its waited-for children), from /proc on Linux."""
+def _stat_fields(pid: int | str) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (which may hold spaces), from the state on; None when
+    the process is gone or the platform has no /proc."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat[stat.rindex(")") + 2:].split()   # the command name may hold spaces; everything after ")" is fixed
+    return stat[stat.rindex(")") + 2:].split()
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a running process (and its waited-for children), from /proc on Linux."""
+    fields = _stat_fields(pid)
+    if fields is None:
+        return None
     utime, stime, cutime, cstime = (int(f) for f in fields[11:15])
     return (utime + stime + cutime + cstime) / os.sysconf("SC_CLK_TCK")
 
