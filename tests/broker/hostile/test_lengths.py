@@ -11,7 +11,6 @@ import socket
 import struct
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from kio.index import load_request_schema
 from lab.broker.bounds import Malformed, check_entity
 from lab.broker.protocol import API_VERSIONS, build, decode_response, encode_request
 from tests.broker.hostile.frames import every_request, mutations
+from tests.broker.hostile.test_kill9 import start
 from tests.helpers import free_port
 
 KILLER = bytes.fromhex("000000110003000d0000000100017800ffffffff0f")   # Metadata v13, topics = uvarint 0xffffffff
@@ -30,6 +30,7 @@ import sys
 from lab.broker.handlers import SUPPORTED_VERSIONS
 from lab.broker.protocol import ProtocolError, decode_request
 from tests.broker.hostile.frames import every_request, mutations
+from tests.broker.hostile.test_kill9 import start
 refused = decoded = 0
 for api_key, version, frame in every_request():
     for mutated in mutations(frame):
@@ -71,18 +72,7 @@ def test_a_valid_request_of_every_api_and_version_passes_the_check() -> None:
 @pytest.fixture
 def broker_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     port = free_port()
-    command = [sys.executable, "-c", "from lab.cli import main; main()", "broker", "--port", str(port), "--data-dir",
-               str(tmp_path / "data")]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            assert time.monotonic() < deadline, "the broker did not start listening in 60 s"
-            time.sleep(0.1)
+    process = start(port, tmp_path / "data")
     yield process, port
     process.terminate()
     process.wait(30)
