@@ -21,7 +21,8 @@ def test_watch_grades_again_on_save(tmp_path: Path) -> None:
     answer.write_text((STUDENTS / "off_by_one.py").read_text())
     process = subprocess.Popen([str(LAB), "grade", "08", "--watch", "--file", str(answer), "--seed", "2"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env={**os.environ, "LAB_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "160"})
+                               env={**os.environ, "LAB_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "160",
+                                    "PYTHONFAULTHANDLER": "1"})  # SIGABRT dumps every thread's stack
     lines: queue.Queue[str] = queue.Queue()
     seen: list[str] = []
     output = process.stdout
@@ -49,7 +50,16 @@ def test_watch_grades_again_on_save(tmp_path: Path) -> None:
         answer.write_text((STUDENTS / "correct.py").read_text())   # save a fix
         wait_for("score 10/10")
         process.send_signal(signal.SIGINT)
-        assert process.wait(30) == 0, "".join(seen)                # full marks: a clean exit
+        try:
+            code = process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)                     # say where it hangs, then fail
+            process.wait(30)
+            time.sleep(1)
+            while not lines.empty():
+                seen.append(lines.get())
+            raise AssertionError("no exit 60 s after Ctrl+C; output:\n" + "".join(seen)) from None
+        assert code == 0, "".join(seen)                             # full marks: a clean exit
     finally:
         if process.poll() is None:
             process.kill()
