@@ -45,6 +45,7 @@ class Exercise:
     stub: str               # the file the student edits, in the folder
     reference: str          # the module whose behaviour is the answer, e.g. "lab.assignors.range"
     grader: str             # "lab.grading.graders.assignors:range_checks"
+    answers: tuple[str, ...] = ()   # what the student writes ("RangeAssignor"): never to be taken from `reference`
     kind: str = "pure"      # "live" exercises run against an embedded broker
     check_timeout_s: float = 30.0
     version: str = "1"      # the grader's version, recorded with every grade
@@ -89,7 +90,8 @@ class Exercise:
 @cache
 def _load(path: str) -> tuple[Exercise, ...]:
     raw: dict[str, Any] = tomllib.loads(Path(path).read_text())
-    return tuple(Exercise(**entry) for entry in raw.get("exercises", []))
+    entries = raw.get("exercises", [])
+    return tuple(Exercise(**{**entry, "answers": tuple(entry.get("answers", ()))}) for entry in entries)
 
 
 def load_catalogue(directory: Path | None = None) -> tuple[Exercise, ...]:

@@ -31,8 +31,11 @@ from typing import Any
 import lab
 from lab.grading.catalogue import Exercise
 from lab.grading.checks import CheckResult
+from lab.grading.integrity import Snapshot, trusted_paths
+from lab.lessons.progress import data_dir
 
 PACKAGE_ROOT = Path(lab.__file__).resolve().parent.parent
+LAB_PACKAGE = Path(lab.__file__).resolve().parent
 LOAD_TIMEOUT_S = 60.0        # importing the student's file and building the checks
 POLL_S = 0.1                 # how often a running check's clocks are read
 GRADE_CPU_BUDGET_S = 120.0   # CPU seconds a whole grade of a pure exercise may use, over every check
@@ -91,13 +94,17 @@ class Report:
 class _Worker:
     """One grader process from check `start` on, its event lines read by a thread into a queue."""
 
-    def __init__(self, exercise: Exercise, path: Path, seed: int, quick: bool, start: int) -> None:
+    def __init__(self, exercise: Exercise, path: Path, seed: int, quick: bool, start: int,
+                 reference_allowed: bool = False) -> None:
         spec = {"exercise": exercise.number, "path": str(path), "seed": seed, "quick": quick, "start": start,
-                "limits": LIMITS["live" if exercise.kind == "live" else "pure"]}
+                "limits": LIMITS["live" if exercise.kind == "live" else "pure"],
+                "reference_allowed": reference_allowed}
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT),
                                                                           os.environ.get("PYTHONPATH")]))}
         # a session (and process group) of its own: whatever it forks is killed with it
-        self.process = subprocess.Popen([sys.executable, "-m", "lab.grading.worker", json.dumps(spec)],
+        # -P: the current folder is not searched first, so a `lab/` folder where the student stands is not the
+        # grader's; the lab comes from PACKAGE_ROOT, as in this process
+        self.process = subprocess.Popen([sys.executable, "-P", "-m", "lab.grading.worker", json.dumps(spec)],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                         start_new_session=True)
         self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
@@ -292,8 +299,12 @@ def _not_run(report: Report, names: list[str], points: list[float], first: int, 
 
 
 def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = None, quick: bool = False,
-          on_result: Any = None) -> Report:
-    """Grade `path` (the exercise's stub by default). `on_result(result)` is called as each check finishes."""
+          on_result: Any = None, reference_allowed: bool = False) -> Report:
+    """Grade `path` (the exercise's stub by default). `on_result(result)` is called as each check finishes. A grade
+    whose code changed the files the grading trusts (`lab.grading.integrity`) does not count: they are put back and
+    the report says what was changed. A file that hands in the lab's own implementation is refused, unless
+    `reference_allowed` (the lab's own tests, whose sample answers are the reference with one thing broken; no
+    command sets it)."""
     target = (path or exercise.stub_path).resolve()
     chosen = seed if seed is not None else random.randrange(1, 2**31)
     report = Report(exercise.number, exercise.title, str(target), chosen, exercise.version,
@@ -302,6 +313,28 @@ def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = No
     if not target.exists():
         report.error = f"{target} does not exist"
         return report
+    if target.is_relative_to(LAB_PACKAGE) and not target.is_relative_to(LAB_PACKAGE / "_exercises"):
+        report.error = (f"{target} is part of the lab itself, not an answer: grade your own file "
+                        f"(the stub is {exercise.stub_path})")
+        return report
+    before = Snapshot.take(trusted_paths())
+    try:
+        _run_checks(exercise, target, chosen, quick, on_result, report, reference_allowed)
+    finally:
+        aside = data_dir() / "tampered" / datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        changed = before.restore(aside)
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        report.results.clear()
+        report.error = (f"your code changed files the grader relies on, so this grade does not count: {shown}. "
+                        f"They have been put back as they were (what was found is kept in {aside}).")
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _run_checks(exercise: Exercise, target: Path, chosen: int, quick: bool, on_result: Any, report: Report,
+                reference_allowed: bool) -> None:
+    """Run the grader processes until every check has a result (or the grade must stop), into `report`."""
     names: list[str] = []
     points: list[float] = []
     start = 0
@@ -309,7 +342,7 @@ def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = No
     load_limit = Limit.for_check(exercise, max(exercise.check_timeout_s, LOAD_TIMEOUT_S))
     budget = Budget(exercise)
     while True:
-        worker = _Worker(exercise, target, chosen, quick, start)
+        worker = _Worker(exercise, target, chosen, quick, start, reference_allowed)
         current: int | None = None
         hung = ""
         try:
@@ -356,5 +389,3 @@ def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = No
         start = index + 1
         if start >= len(names):
             break
-    report.seconds = time.monotonic() - started
-    return report

@@ -41,6 +41,24 @@ def load_student(path: Path) -> ModuleType:
     return module
 
 
+def borrowed_answer(student: ModuleType, reference: ModuleType, answers: tuple[str, ...]) -> str | None:
+    """Why the student's file is not an answer when it hands in the lab's own implementation of what the exercise
+    asks for: one of `answers` taken from the reference module (under any name), or a class of its that extends the
+    reference's. None when it does neither. (This stops the plain delegation, `from lab... import OffsetManager`; the
+    student's code still runs in the process that judges it, so a determined file can reach the reference anyway:
+    see the README's "What the grader does not yet stop".)"""
+    theirs = {name: getattr(reference, name) for name in answers if hasattr(reference, name)}
+    bindings = sorted(vars(student).items(), key=lambda item: item[0] not in answers)   # the stub's names first
+    for binding, value in bindings:
+        for name, original in theirs.items():
+            extends = isinstance(value, type) and isinstance(original, type) and issubclass(value, original)
+            if value is original or extends:
+                how = "is" if value is original else "extends"
+                return (f"your file hands in the lab's own {name} ({reference.__name__}): your {binding} {how} "
+                        f"it. The exercise is to write {name} yourself.")
+    return None
+
+
 def limit_resources(limits: dict[str, int]) -> None:
     """Lower this process's limits before the student's code runs (it cannot raise them again unless it runs as
     root): address space, CPU seconds, the size of a file it writes, open files, and no core dumps."""
@@ -68,7 +86,12 @@ def main(argv: list[str]) -> int:
             f" (line {error.lineno})" if isinstance(error, SyntaxError) else "")
         say(event="load-error", message=f"your file could not be loaded: {type(error).__name__}: {error}{where}")
         return 0
-    ctx = Context(student, exercise.reference_module(), path, int(spec["seed"]), bool(spec.get("quick", False)))
+    reference = exercise.reference_module()
+    borrowed = None if spec.get("reference_allowed") else borrowed_answer(student, reference, exercise.answers)
+    if borrowed is not None:
+        say(event="load-error", message=borrowed)
+        return 0
+    ctx = Context(student, reference, path, int(spec["seed"]), bool(spec.get("quick", False)))
     checks: list[Check] = exercise.grader_function()(ctx)
     say(event="checks", names=[c.name for c in checks], points=[c.points for c in checks])
     for index in range(int(spec.get("start", 0)), len(checks)):

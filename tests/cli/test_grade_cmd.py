@@ -14,6 +14,7 @@ import lab.grading.catalogue as catalogue
 from lab.cli import app
 from lab.grading.catalogue import find
 from tests.cli.test_broker_cmd import words
+from tests.grading.own_answers import off_by_one
 
 runner = CliRunner()
 STUDENTS = Path(__file__).resolve().parents[1] / "grading" / "students" / "08"
@@ -33,21 +34,28 @@ def test_exercises_lists_the_catalogue() -> None:
         assert f"{exercise.number} " in text and exercise.folder[:8] in text
 
 
-def test_grade_a_file_reports_each_check_and_logs_the_grade(data_dir: Path) -> None:
-    result = runner.invoke(app, ["grade", "08", "--file", str(STUDENTS / "off_by_one.py"), "--seed", "3"],
+def test_grade_a_file_reports_each_check_and_logs_the_grade(data_dir: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["grade", "08", "--file", str(off_by_one(tmp_path)), "--seed", "3"],
                            terminal_width=160)
     assert result.exit_code == 1  # not full marks
     text = words(result.output)
     assert "✗ the README's worked example (a compacted gap) 0/2" in text and "seed 3" in text
-    good = runner.invoke(app, ["grade", "8", "--file", str(STUDENTS / "correct.py"), "--json"])
+    good = runner.invoke(app, ["grade", "8", "--file", str(STUDENTS / "own.py"), "--json"])
     assert good.exit_code == 0 and json.loads(good.output)["score"] == 10
     exported = runner.invoke(app, ["grades", "export", "--student", "Ada", "--format", "json"])
     grades = json.loads(exported.output)["grades"]
     assert (grades[0]["exercise"], grades[0]["seed"]) == ("08", 3) and grades[1]["score"] == 10
 
 
+def test_a_file_that_hands_in_the_labs_own_implementation_is_refused() -> None:
+    result = runner.invoke(app, ["grade", "08", "--file", str(STUDENTS / "correct.py")], terminal_width=200)
+    assert result.exit_code == 1
+    assert "hands in the lab's own OffsetManager (lab.offsets.offset_manager)" in words(result.output)
+    assert "score" not in result.output
+
+
 def test_export_asks_for_the_name_and_refuses_a_tampered_log(data_dir: Path) -> None:
-    runner.invoke(app, ["grade", "08", "--file", str(STUDENTS / "correct.py")])
+    runner.invoke(app, ["grade", "08", "--file", str(STUDENTS / "own.py")])
     asked = runner.invoke(app, ["grades", "export", "--format", "csv"], input="Grace Hopper\n")
     assert asked.exit_code == 0 and "Grace Hopper,08" in asked.output
     log = data_dir / "grades.jsonl"

@@ -12,13 +12,14 @@ import threading
 import time
 from pathlib import Path
 
+from tests.grading.own_answers import off_by_one
+
 LAB = Path(sys.executable).with_name("lab")
 STUDENTS = Path(__file__).resolve().parents[1] / "grading" / "students" / "08"
 
 
 def test_watch_grades_again_on_save(tmp_path: Path) -> None:
-    answer = tmp_path / "offset_manager.py"
-    answer.write_text((STUDENTS / "off_by_one.py").read_text())
+    answer = off_by_one(tmp_path)
     process = subprocess.Popen([str(LAB), "grade", "08", "--watch", "--file", str(answer), "--seed", "2"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, "LAB_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "160",
@@ -47,7 +48,7 @@ def test_watch_grades_again_on_save(tmp_path: Path) -> None:
         wait_for("watching")
         assert any("score 0.75/10" in line for line in seen)
         assert not any("next:" in line for line in seen)           # the first grade shows the report only
-        answer.write_text((STUDENTS / "correct.py").read_text())   # save a fix
+        answer.write_text((STUDENTS / "own.py").read_text())       # save a fix
         wait_for("score 10/10")
         process.send_signal(signal.SIGINT)
         try:

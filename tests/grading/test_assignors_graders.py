@@ -29,7 +29,8 @@ def graded(number: str, name: str | None = None) -> Report:
     exercise = find(number)
     if name == "hangs.py":  # the only file that needs the timeout; the others keep the catalogue's, for slow machines
         exercise = replace(exercise, check_timeout_s=3.0)
-    return grade(exercise, None if name is None else STUDENTS / number / name, seed=7, quick=True)
+    return grade(exercise, None if name is None else STUDENTS / number / name, seed=7, quick=True,
+                 reference_allowed=True)
 
 
 def check(report: Report, prefix: str) -> CheckResult:

@@ -46,12 +46,18 @@ def test_the_stub_has_todos_and_fails_its_grader(exercise: Exercise) -> None:
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.folder)
+def test_the_catalogue_names_what_each_stub_asks_the_student_to_write(exercise: Exercise) -> None:
+    """`answers` is what the grader refuses to take from the reference: exactly the stub's public names."""
+    assert sorted(exercise.answers) == sorted(public_names(exercise.stub_path))
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.folder)
 def test_the_reference_passes_its_grader_with_full_marks(exercise: Exercise, tmp_path: Path) -> None:
     names = public_names(exercise.stub_path)
     assert names, f"{exercise.stub} defines nothing public"
     answer = tmp_path / exercise.stub
     answer.write_text(f"from {exercise.reference} import {', '.join(names)}  # the lab's own implementation\n")
-    report = grade(exercise, answer, seed=11, quick=True)
+    report = grade(exercise, answer, seed=11, quick=True, reference_allowed=True)
     failed = [(r.name, r.message) for r in report.results if not r.passed]
     assert report.complete and not failed, (report.error, failed)
 

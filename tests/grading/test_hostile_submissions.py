@@ -22,7 +22,7 @@ EXERCISE = replace(find("08"), check_timeout_s=10.0)
 
 
 def graded(name: str) -> Report:
-    return grade(EXERCISE, STUDENTS / "hostile" / name, seed=7, quick=True)
+    return grade(EXERCISE, STUDENTS / "hostile" / name, seed=7, quick=True, reference_allowed=True)
 
 
 def test_a_memory_bomb_meets_the_limit_and_loses_its_checks_only() -> None:
@@ -67,8 +67,16 @@ def test_children_left_behind_are_killed_with_the_grader(tmp_path: Path, monkeyp
 
 def test_endless_loops_in_every_check_stop_at_the_whole_grades_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner, "GRADE_CPU_BUDGET_S", 4.0)
-    report = grade(replace(EXERCISE, check_timeout_s=3.0), STUDENTS / "08" / "hangs.py", seed=7, quick=True)
+    report = grade(replace(EXERCISE, check_timeout_s=3.0), STUDENTS / "08" / "hangs.py", seed=7, quick=True,
+                   reference_allowed=True)
     assert report.score == 0 and len(report.results) == 5
     messages = [r.message for r in report.results]
     assert messages[0].startswith("used 3 s of CPU without finishing")
     assert messages[-1] == "not run: the whole grade used its 4 s of CPU"
+
+
+def test_handing_in_the_labs_own_implementation_is_refused_with_what_was_taken() -> None:
+    report = grade(EXERCISE, STUDENTS / "hostile" / "delegates.py", seed=7, quick=True)
+    assert report.results == [] and report.score == 0
+    assert report.error == ("your file hands in the lab's own OffsetManager (lab.offsets.offset_manager): your "
+                            "OffsetManager extends it. The exercise is to write OffsetManager yourself.")

@@ -46,7 +46,7 @@ def reports() -> dict[tuple[str, str], Report]:
         timeout = HANG_TIMEOUT_S if key in TIMES_OUT else 30
         exercise = dataclasses.replace(find(number), check_timeout_s=timeout)
         path = None if name == "stub" else STUDENTS / number / f"{name}.py"
-        return grade(exercise, path, seed=SEED, quick=True)
+        return grade(exercise, path, seed=SEED, quick=True, reference_allowed=True)
 
     # The endless loops take longest (each waits out two timeouts): they go first, the rest fill in beside them.
     keys = [(number, name) for number, names in FILES.items() for name in names]

@@ -30,7 +30,7 @@ def reports() -> dict[tuple[str, str], Report]:
         # cannot turn a slow check into a "did not finish".
         exercise = dataclasses.replace(find(number), check_timeout_s=5 if name == "hangs" else 30)
         path = None if name == "stub" else STUDENTS / number / f"{name}.py"
-        return grade(exercise, path, seed=SEED, quick=True)
+        return grade(exercise, path, seed=SEED, quick=True, reference_allowed=True)
 
     keys = [(number, name) for number in ("04", "05") for name in FILES]
     with ThreadPoolExecutor(max_workers=2) as pool:
