@@ -49,6 +49,7 @@ def main() -> int:
     parser.add_argument("--logs", type=Path, default=Path("/tmp"), help="where each round's pytest output goes")
     parser.add_argument("pytest_args", nargs="*", help="after --: arguments for pytest")
     args = parser.parse_args()
+    args.logs.mkdir(parents=True, exist_ok=True)
     plan = ([] if args.no_baseline else [("baseline", 0)]) + [(f"loaded {n}", args.hogs)
                                                                for n in range(1, args.rounds + 1)]
     rows, failed = [], False
