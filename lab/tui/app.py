@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.css.query import NoMatches
 
 from lab import extras
 from lab.backends import Backend, BackendKind, choose
@@ -135,11 +136,15 @@ class LabApp(App[None]):
             if not view.ready:          # still mounting: keep its events (the newest HELD_MAX) for the next frame
                 self._held[view] = [*(held or []), *batch][-HELD_MAX:]
                 continue
-            view.absorb([*held, *batch] if held else batch)
+            try:
+                view.absorb([*held, *batch] if held else batch)
+            except NoMatches:       # being taken down: its parts went before it did, and its events go with them
+                continue
         if self.frames % REFRESH_EVERY == 0:
             for view in views:
                 if view.is_on_screen and view.ready:   # not the views in hidden tabs
-                    view.refresh_view()
+                    with contextlib.suppress(NoMatches):
+                        view.refresh_view()
 
     def on_unmount(self) -> None:
         self.feed.close()

@@ -12,15 +12,18 @@ import pytest
 from textual.widget import Widget
 from textual.widgets import OptionList, Static
 
+from lab.broker.coordinator.events import GroupStateChanged
 from lab.lessons.catalogue import load_lessons
 from lab.lessons.progress import Progress
 from lab.scenarios import runner
+from lab.tui.app import REFRESH_EVERY
 from lab.tui.screens.help import HelpScreen
 from lab.tui.screens.lesson import LessonScreen
 from lab.tui.screens.lessons import LessonListScreen
 from lab.tui.screens.predict import PredictionScreen
 from lab.tui.screens.view import ViewScreen
 from lab.tui.views.base import LabView
+from lab.tui.views.group import GroupView
 from tests.tui.conftest import FIXTURE_LESSONS, log_text, running, until
 
 
@@ -269,3 +272,22 @@ async def test_a_frame_holds_a_views_events_until_the_view_is_mounted_whole(
         monkeypatch.setattr(app.feed, "drain", lambda: next(batches))
         app._frame()                                     # ready now: the held events come first
         assert absorbed == [["first", "second"]]
+
+
+async def test_a_frame_reaching_a_view_whose_parts_are_already_gone_skips_it(
+        tui_target: runner.Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a busy machine a frame came while the group view was being taken down: it was still on the screen and
+    ready, but its timeline had already gone, and feeding it crashed the app (NoMatches: '#timeline'). A frame now
+    skips such a view."""
+    async with running(tui_target, tmp_path) as (app, pilot):
+        app.open_view("group")
+        await until(pilot, lambda: bool(app.screen.query(GroupView)) and mounted(app.screen), "the group view")
+        app._frame_timer.stop()                          # frames come only from this test now
+        view = app.screen.query_one(GroupView)
+        await view.query_one("#timeline").remove()       # the state the teardown passes through
+        monkeypatch.setattr(app, "paused", False)
+        monkeypatch.setattr(app.feed, "drain", lambda: [GroupStateChanged("g", "Empty", "PreparingRebalance", 1,
+                                                                                     "a member joined")])
+        monkeypatch.setattr(app, "frames", REFRESH_EVERY - 1)   # this frame refreshes the views too
+        assert view.ready
+        app._frame()                                     # no NoMatches: the view is skipped
