@@ -47,8 +47,15 @@ class Exercise:
     grader: str             # "lab.grading.graders.assignors:range_checks"
     answers: tuple[str, ...] = ()   # what the student writes ("RangeAssignor"): never to be taken from `reference`
     kind: str = "pure"      # "live" exercises run against an embedded broker
+    judge: str = "inside"   # "apart": the checks run in the lab's process, the student's code in its own
     check_timeout_s: float = 30.0
     version: str = "1"      # the grader's version, recorded with every grade
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("pure", "live"):
+            raise ValueError(f"exercise {self.number}: kind {self.kind!r} is not one of pure, live")
+        if self.judge not in ("inside", "apart"):
+            raise ValueError(f"exercise {self.number}: judge {self.judge!r} is not one of inside, apart")
 
     @property
     def directory(self) -> Path:

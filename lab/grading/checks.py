@@ -38,6 +38,21 @@ class Fail(Exception):
         self.message, self.detail = message, detail
 
 
+class InputsChanged(Exception):
+    """The student's code changed the arguments it was given (found in the student's process, after the call: the
+    judge's own copies of them cannot show it)."""
+
+
+class Stopped(BaseException):
+    """The student's process was stopped during a check (it ran past its time, died, or the grade's budget ran out):
+    the check scores 0 with `message`. A BaseException, so that neither a grader's `except Exception` nor
+    hypothesis mistakes it for an answer."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 @dataclass(frozen=True)
 class Partial:
     fraction: float           # of the check's points earned, 0..1
@@ -71,7 +86,7 @@ class CheckResult:
 
 @dataclass
 class Context:
-    student: ModuleType
+    student: Any                              # the module, or (judged apart) a proxy of it in the student's process
     reference: ModuleType
     student_path: Path
     seed: int
@@ -98,15 +113,23 @@ class Context:
             raise Fail(f"{what} {NOT_IMPLEMENTED}") from None
         except Fail:
             raise
+        except InputsChanged:
+            changed = True
         except Exception as error:
             raise Fail(f"{what} raised {type(error).__name__}: {error}{self.where(error)}") from None
-        if (args, kwargs) != before:
+        else:
+            changed = (args, kwargs) != before
+        if changed:
             raise Fail(f"{what} changed its inputs: it must not modify the arguments it is given "
                        f"(copy them if you need to)")
         return result
 
     def where(self, error: BaseException) -> str:
-        """` (your file, line N: code)` for the innermost frame in the student's file."""
+        """` (your file, line N: code)` for the innermost frame in the student's file (an exception from the
+        student's process carries its frames as `student_frames`)."""
+        remote: list[tuple[int, str]] | None = getattr(error, "student_frames", None)
+        if remote is not None:
+            return f" (your file, line {remote[-1][0]}: {remote[-1][1]})" if remote else ""
         frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == self.student_path]
         if not frames:
             return ""
@@ -150,6 +173,8 @@ def refusal_problem(ctx: Context, what: str, function: Callable[[], Any],
 def run_check(ctx: Context, check: Check) -> CheckResult:
     try:
         outcome = check.run(ctx)
+    except Stopped as stopped:
+        return CheckResult(check.name, check.points, 0.0, stopped.message)
     except Fail as failure:
         return CheckResult(check.name, check.points, 0.0, failure.message, failure.detail)
     except Exception as error:  # the student's code failed somewhere Context.call did not guard

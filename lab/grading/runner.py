@@ -1,11 +1,24 @@
-"""Grade a student's file: run its grader in a subprocess (`lab.grading.worker`), one check at a time under a
-timeout. A check that hangs is killed and scored 0, then the grader starts again at the next check; a file that
-cannot be imported, or a grader that crashes, is reported, never raised.
+"""Grade a student's file, in one of two ways the catalogue chooses per exercise (`judge`):
 
-The timeout of a pure exercise counts the grader process's CPU time, not the clock: an endless loop burns CPU and is
-stopped after `check_timeout_s` CPU seconds, while correct code on a slow or busy machine (which gets fewer CPU
-seconds per wall second, not more work) is never cut short. Code that waits without computing is caught by a wall
-clock three times as long, plus 30 s. Live exercises wait on a real broker, so their timeout is wall time.
+- apart (exercises 01-03, 08, 10-12): the checks run here and the student's code in a process of its own
+  (`lab.grading.student_host`), reached through proxies that bring back plain data only (`lab.grading.remote`).
+  Nothing the student's code does in its process (replacing the judging functions, bending the reference there,
+  writing fake results) reaches the judge. A check whose call hangs or kills that process scores 0, and the next
+  check gets a new one.
+- inside (04-07, 09, whose checks hand the student's code objects that call back into the grader: a clock, timer
+  entries, a consumer, or run it on threads the grader abandons): the whole grader runs in the student's process
+  (`lab.grading.worker`), one check at a time, restarted at the next check when one hangs or dies. The student's
+  code can change how it is judged there; the README says so.
+
+Either way a file that cannot be imported, or a grader that crashes, is reported, never raised; the process running
+the student's code has resource limits and a process group that dies with it, and the lab's own files are checked
+and put back after the grade (`lab.grading.integrity`).
+
+The timeout of a pure exercise counts the CPU time of the process running the student's code, not the clock: an
+endless loop burns CPU and is stopped after `check_timeout_s` CPU seconds, while correct code on a slow or busy
+machine (which gets fewer CPU seconds per wall second, not more work) is never cut short. Code that waits without
+computing is caught by a wall clock three times as long, plus 30 s. Live exercises wait on a real broker, so their
+timeout is wall time.
 
     report = grade(find("01"))                 # the stub in exercises/01_range/, a random seed
     report.score, report.max_score, report.first_failure()
@@ -30,8 +43,9 @@ from typing import Any
 
 import lab
 from lab.grading.catalogue import Exercise
-from lab.grading.checks import CheckResult
+from lab.grading.checks import CheckResult, Context, InputsChanged, Stopped, run_check
 from lab.grading.integrity import Snapshot, trusted_paths
+from lab.grading.remote import ProtocolError, Remote, decode, rebuild_error, receive, send
 from lab.lessons.progress import data_dir
 
 PACKAGE_ROOT = Path(lab.__file__).resolve().parent.parent
@@ -91,32 +105,67 @@ class Report:
                 "checks": [r.as_dict() for r in self.results]}
 
 
-class _Worker:
-    """One grader process from check `start` on, its event lines read by a thread into a queue."""
+class _Child:
+    """A process running the student's code (`python -P -m MODULE SPEC`), in a session and process group of its own
+    (whatever it forks is killed with it), its standard error kept as a short tail."""
 
-    def __init__(self, exercise: Exercise, path: Path, seed: int, quick: bool, start: int,
-                 reference_allowed: bool = False) -> None:
-        spec = {"exercise": exercise.number, "path": str(path), "seed": seed, "quick": quick, "start": start,
-                "limits": LIMITS["live" if exercise.kind == "live" else "pure"],
-                "reference_allowed": reference_allowed}
+    def __init__(self, module: str, spec: dict[str, Any]) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT),
                                                                           os.environ.get("PYTHONPATH")]))}
-        # a session (and process group) of its own: whatever it forks is killed with it
         # -P: the current folder is not searched first, so a `lab/` folder where the student stands is not the
         # grader's; the lab comes from PACKAGE_ROOT, as in this process
-        self.process = subprocess.Popen([sys.executable, "-P", "-m", "lab.grading.worker", json.dumps(spec)],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                        start_new_session=True)
-        self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.process = subprocess.Popen([sys.executable, "-P", "-m", module, json.dumps(spec)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        env=env, start_new_session=True)
         self._stderr = bytearray()
-        self.garbled = ""            # set when the event stream was not the grader's
-        threading.Thread(target=self._pump, daemon=True).start()
+        self.garbled = ""            # set when what came out was not the grader's
+        self.cpu_at_kill: float | None = None
         threading.Thread(target=self._drain_stderr, daemon=True).start()
 
     @property
     def stderr(self) -> list[str]:
         """The last lines the grader (and the student's code, whose prints go there) wrote to standard error."""
         return [line + "\n" for line in self._stderr.decode(errors="replace").splitlines()]
+
+    def _drain_stderr(self) -> None:
+        """Keep only the tail of standard error: a student's code printing without end costs no memory here."""
+        assert self.process.stderr is not None
+        while chunk := self.process.stderr.read1(1 << 16):  # type: ignore[attr-defined]
+            self._stderr += chunk
+            del self._stderr[:-STDERR_TAIL]
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the process has used so far (user + system, its reaped children included), or None where the
+        platform does not say (then only the wall clock counts)."""
+        return process_cpu_seconds(self.process.pid)
+
+    def kill(self) -> None:
+        """Kill the process and everything it started (its process group), reap it, and wait (a few seconds at
+        most) until the rest of the group is gone too."""
+        if self.cpu_at_kill is None:
+            self.cpu_at_kill = self.cpu_seconds()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(10)
+        deadline = time.monotonic() + 5
+        while _live_members(self.process.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+
+class _Worker(_Child):
+    """One grader process from check `start` on, its event lines read by a thread into a queue."""
+
+    def __init__(self, exercise: Exercise, path: Path, seed: int, quick: bool, start: int,
+                 reference_allowed: bool = False) -> None:
+        super().__init__("lab.grading.worker", {
+            "exercise": exercise.number, "path": str(path), "seed": seed, "quick": quick, "start": start,
+            "limits": LIMITS["live" if exercise.kind == "live" else "pure"], "reference_allowed": reference_allowed})
+        assert self.process.stdin is not None
+        self.process.stdin.close()              # the student's input() meets the end of input, not a wait
+        self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self) -> None:
         assert self.process.stdout is not None
@@ -132,33 +181,105 @@ class _Worker:
                 continue
         self.lines.put(None)
 
-    def _drain_stderr(self) -> None:
-        """Keep only the tail of standard error: a student's code printing without end costs no memory here."""
-        assert self.process.stderr is not None
-        while chunk := self.process.stderr.read1(1 << 16):  # type: ignore[attr-defined]
-            self._stderr += chunk
-            del self._stderr[:-STDERR_TAIL]
-
     def next(self, timeout: float) -> dict[str, Any] | None:
         """The next event; None at the end of output; raises queue.Empty after `timeout` s."""
         return self.lines.get(timeout=timeout)
 
-    def cpu_seconds(self) -> float | None:
-        """CPU time the grader process has used so far (user + system, its reaped children included), or None where
-        the platform does not say (then only the wall clock counts)."""
-        return process_cpu_seconds(self.process.pid)
 
-    def kill(self) -> None:
-        """Kill the grader and everything it started (its process group), reap it, and wait (a few seconds at most)
-        until the rest of the group is gone too."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(10)
-        deadline = time.monotonic() + 5
-        while _live_members(self.process.pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
+class _Host(_Child):
+    """The student's process when the judge runs apart (`lab.grading.student_host`): requests go in on its standard
+    input and replies come back on its standard output (`lab.grading.remote`). Each request waits within the current
+    step's `Limit` and the grade's `Budget`; past them the process is killed and the request raises `Stopped`, as
+    does every later one."""
+
+    def __init__(self, exercise: Exercise, path: Path, reference_allowed: bool) -> None:
+        super().__init__("lab.grading.student_host", {
+            "exercise": exercise.number, "path": str(path), "reference_allowed": reference_allowed,
+            "limits": LIMITS["live" if exercise.kind == "live" else "pure"]})
+        self.replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.proxies: dict[int, Remote] = {}
+        self.stopped = ""                       # why it no longer answers
+        self.reason = ""                        # the limit it ran past, if that was why
+        self.talking = threading.Lock()
+        self.limit = Limit(None, LOAD_TIMEOUT_S)
+        self.budget: Budget | None = None
+        self.started, self.cpu_at_start = time.monotonic(), self.cpu_seconds()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        try:
+            while (message := receive(self.process.stdout)) is not None:
+                self.replies.put(message)
+        except ProtocolError as error:
+            self.garbled = (f"the process running your code sent something that is not an answer ({error}): does "
+                            f"your code write to its standard output's file descriptor?")
+        self.replies.put(None)
+
+    def begin(self, limit: Limit, budget: Budget | None) -> None:
+        """A new step (loading, or one check) begins, with its own limit."""
+        self.limit, self.budget = limit, budget
+        self.started, self.cpu_at_start = time.monotonic(), self.cpu_seconds()
+
+    def module(self) -> Remote:
+        return self._proxy({"id": 0, "type": "module"})
+
+    def _proxy(self, data: dict[str, Any]) -> Remote:
+        number = data.get("id")
+        if not isinstance(number, int):
+            raise ProtocolError("a reference without a number")
+        if number not in self.proxies:
+            self.proxies[number] = Remote(self, number, str(data.get("type", "object"))[:100])
+        return self.proxies[number]
+
+    def _stop(self, why: str, reason: str = "") -> Stopped:
+        """Kill the process; the `Stopped` to raise, saying `why` (and, bare, the `reason` it ran out of)."""
+        self.stopped = why
+        self.reason = reason or why
+        self.kill()
+        return Stopped(why)
+
+    def wait(self) -> dict[str, Any]:
+        """The next message within the step's limit."""
+        while True:
+            try:
+                message = self.replies.get(timeout=POLL_S)
+            except queue.Empty:
+                message = {}
+            if message is None:
+                if self.garbled:
+                    raise self._stop(self.garbled)
+                self.process.poll()
+                self.process.wait(5)
+                raise self._stop(f"the process running your code ended during this check (exit status "
+                                 f"{self.process.returncode}): does your code call exit() or kill its process? "
+                                 + "".join(self.stderr[-3:]).strip())
+            if message:
+                return message
+            why = _overrun(self, self.limit, self.started, self.cpu_at_start, self.budget)
+            if why:
+                raise self._stop(why if self.budget is not None and why == self.budget.describe() else
+                                 f"{why}: does your code loop for ever, or wait for something that never comes?", why)
+
+    def request(self, message: dict[str, Any]) -> Any:
+        with self.talking:      # one request at a time: a reply answers the request before it
+            if self.stopped:
+                raise Stopped(self.stopped)
+            assert self.process.stdin is not None
+            with contextlib.suppress(OSError, ValueError):     # it is gone: wait() says how
+                send(self.process.stdin, message)
+            reply = self.wait()
+        if "error" in reply:
+            error = reply["error"]
+            raise rebuild_error(error if isinstance(error, dict) else {})
+        try:
+            value = decode(reply.get("ok"), self._proxy)
+        except (ProtocolError, TypeError, ValueError, KeyError) as error:
+            raise self._stop(f"the process running your code sent something that is not an answer ({error})") \
+                from None
+        if reply.get("mutated"):
+            raise InputsChanged()
+        return value
 
 
 def _live_members(group: int) -> list[int]:
@@ -226,21 +347,36 @@ class Budget:
         self.started = time.monotonic()
         self.spent_by_finished = 0.0      # CPU of the grader processes already gone
 
-    def used(self, worker: _Worker) -> float:
+    def used(self, worker: _Child) -> float:
         if self.live:
             return time.monotonic() - self.started
         return self.spent_by_finished + (worker.cpu_seconds() or 0.0)
 
-    def exhausted(self, worker: _Worker) -> bool:
+    def exhausted(self, worker: _Child) -> bool:
         return self.used(worker) >= self.limit
 
-    def finished(self, worker: _Worker) -> None:
+    def finished(self, worker: _Child) -> None:
         if not self.live:
-            self.spent_by_finished += worker.cpu_seconds() or 0.0
+            used = worker.cpu_seconds()
+            self.spent_by_finished += (used if used is not None else worker.cpu_at_kill) or 0.0
 
     def describe(self) -> str:
         return (f"the whole grade ran past its {self.limit:g} s" if self.live else
                 f"the whole grade used its {self.limit:g} s of CPU")
+
+
+def _overrun(child: _Child, limit: Limit, started: float, cpu_at_start: float | None,
+             budget: Budget | None) -> str:
+    """Why the step that began at `started` (the child then at `cpu_at_start` CPU seconds) must stop now, or ""."""
+    if budget is not None and budget.exhausted(child):
+        return budget.describe()
+    waited = time.monotonic() - started
+    cpu_now = child.cpu_seconds()
+    used = None if cpu_now is None or cpu_at_start is None else cpu_now - cpu_at_start
+    over_cpu = limit.cpu_s is not None and used is not None and used >= limit.cpu_s
+    # without a CPU reading (not Linux), the CPU limit is applied to the clock, as before
+    over_wall = waited >= (limit.wall_s if used is not None or limit.cpu_s is None else limit.cpu_s)
+    return limit.overrun(used, waited) if over_cpu or over_wall else ""
 
 
 def _next_event(worker: _Worker, limit: Limit, budget: Budget | None = None) -> tuple[dict[str, Any] | None, str]:
@@ -258,16 +394,9 @@ def _next_event(worker: _Worker, limit: Limit, budget: Budget | None = None) -> 
                 return worker.next(1.0), ""
             except queue.Empty:
                 return None, ""
-        if budget is not None and budget.exhausted(worker):
-            return {}, budget.describe()
-        waited = time.monotonic() - started
-        cpu_now = worker.cpu_seconds()
-        used = None if cpu_now is None or cpu_at_start is None else cpu_now - cpu_at_start
-        over_cpu = limit.cpu_s is not None and used is not None and used >= limit.cpu_s
-        # without a CPU reading (not Linux), the CPU limit is applied to the clock, as before
-        over_wall = waited >= (limit.wall_s if used is not None or limit.cpu_s is None else limit.cpu_s)
-        if over_cpu or over_wall:
-            return {}, limit.overrun(used, waited)
+        why = _overrun(worker, limit, started, cpu_at_start, budget)
+        if why:
+            return {}, why
 
 
 def _take(event: dict[str, Any], report: Report, current: int | None, on_result: Any, names: list[str],
@@ -319,7 +448,8 @@ def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = No
         return report
     before = Snapshot.take(trusted_paths())
     try:
-        _run_checks(exercise, target, chosen, quick, on_result, report, reference_allowed)
+        judge = _judge_apart if exercise.judge == "apart" else _run_checks
+        judge(exercise, target, chosen, quick, on_result, report, reference_allowed)
     finally:
         aside = data_dir() / "tampered" / datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         changed = before.restore(aside)
@@ -330,6 +460,59 @@ def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = No
                         f"They have been put back as they were (what was found is kept in {aside}).")
     report.seconds = time.monotonic() - started
     return report
+
+
+def _judge_apart(exercise: Exercise, target: Path, chosen: int, quick: bool, on_result: Any, report: Report,
+                 reference_allowed: bool) -> None:
+    """The checks run here, in the lab's process, against the student's code in a process of its own (`_Host`):
+    what comes back is plain data, so nothing the student's code does there can change how it is judged. A check
+    that stops that process scores 0 and the next check gets a new one."""
+    budget = Budget(exercise)
+    check_limit = Limit.for_check(exercise, exercise.check_timeout_s)
+    load_limit = Limit.for_check(exercise, max(exercise.check_timeout_s, LOAD_TIMEOUT_S))
+
+    def start() -> _Host | None:
+        host = _Host(exercise, target, reference_allowed)
+        host.begin(load_limit, None)
+        try:
+            first = host.wait()
+        except Stopped as stopped:
+            report.error = (f"loading your file {host.reason}: does it run an endless loop when imported?"
+                            if host.reason != stopped.message else f"loading your file: {stopped.message}")
+            return None
+        if "load-error" in first:
+            report.error = str(first["load-error"])
+            host.kill()
+            return None
+        return host
+
+    host = start()
+    if host is None:
+        return
+    ctx = Context(host.module(), exercise.reference_module(), target, chosen, quick)
+    try:
+        checks = exercise.grader_function()(ctx)
+        for index, check in enumerate(checks):
+            if host.stopped:
+                budget.finished(host)
+                if budget.limit <= budget.spent_by_finished:
+                    names, points = [c.name for c in checks], [c.points for c in checks]
+                    _not_run(report, names, points, index, f"not run: {budget.describe()}", on_result)
+                    break
+                restarted = start()
+                if restarted is None:
+                    break
+                host = restarted
+                ctx.student = host.module()
+            host.begin(check_limit, budget)
+            result = run_check(ctx, check)
+            report.results.append(result)
+            if on_result is not None:
+                on_result(result)
+    finally:
+        if not host.stopped:
+            budget.finished(host)
+        host.kill()
 
 
 def _run_checks(exercise: Exercise, target: Path, chosen: int, quick: bool, on_result: Any, report: Report,

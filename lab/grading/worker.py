@@ -1,6 +1,7 @@
-"""Runs one grader in a process of its own: `python -m lab.grading.worker SPEC` (JSON: exercise, path, seed, quick,
-start). The parent (`lab.grading.runner`) kills it when a check runs past its timeout, so a student's endless loop
-costs that check, not the grade. One JSON line per event on stdout:
+"""Runs one grader inside the student's process, for the exercises judged inside (`judge = "inside"`, the
+default; the others are judged apart, `lab.grading.student_host`): `python -m lab.grading.worker SPEC` (JSON:
+exercise, path, seed, quick, start). The parent (`lab.grading.runner`) kills it when a check runs past its
+timeout, so a student's endless loop costs that check, not the grade. One JSON line per event on stdout:
 
     {"event": "start", "index": 0, "name": "..."}
     {"event": "result", "index": 0, "result": {...}}        a CheckResult
@@ -19,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from lab.grading.catalogue import find
+from lab.grading.catalogue import Exercise, find
 from lab.grading.checks import Check, Context, run_check
 
 EVENTS = sys.stdout   # the events go here; whatever the student's code prints goes to stderr instead
@@ -39,6 +40,17 @@ def load_student(path: Path) -> ModuleType:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_or_why(path: Path) -> tuple[ModuleType | None, str]:
+    """The student's module, or None and why it could not be loaded (with the line, where that is known)."""
+    try:
+        return load_student(path), ""
+    except BaseException as error:  # a syntax error, an import error, code at module level that raises
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == path]
+        where = f" (line {frames[-1].lineno})" if frames else (
+            f" (line {error.lineno})" if isinstance(error, SyntaxError) else "")
+        return None, f"your file could not be loaded: {type(error).__name__}: {error}{where}"
 
 
 def borrowed_answer(student: ModuleType, reference: ModuleType, answers: tuple[str, ...]) -> str | None:
@@ -72,26 +84,28 @@ def limit_resources(limits: dict[str, int]) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def main(argv: list[str]) -> int:
-    sys.stdout = sys.stderr
-    spec = json.loads(argv[1])
+def prepare(spec: dict[str, Any]) -> tuple[ModuleType | None, Exercise, Path, str]:
+    """What both kinds of student process do first: lower the limits, load the student's file and refuse one that
+    hands in the reference. The module (None when refused), the exercise, the file, and why it was refused."""
     limit_resources(spec.get("limits", {}))
     exercise = find(spec["exercise"])
     path = Path(spec["path"]).resolve()
-    try:
-        student = load_student(path)
-    except BaseException as error:  # a syntax error, an import error, code at module level that raises
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == path]
-        where = f" (line {frames[-1].lineno})" if frames else (
-            f" (line {error.lineno})" if isinstance(error, SyntaxError) else "")
-        say(event="load-error", message=f"your file could not be loaded: {type(error).__name__}: {error}{where}")
+    student, why = load_or_why(path)
+    if student is not None and not spec.get("reference_allowed"):
+        borrowed = borrowed_answer(student, exercise.reference_module(), exercise.answers)
+        if borrowed is not None:
+            return None, exercise, path, borrowed
+    return student, exercise, path, why
+
+
+def main(argv: list[str]) -> int:
+    sys.stdout = sys.stderr
+    spec = json.loads(argv[1])
+    student, exercise, path, why = prepare(spec)
+    if student is None:
+        say(event="load-error", message=why)
         return 0
-    reference = exercise.reference_module()
-    borrowed = None if spec.get("reference_allowed") else borrowed_answer(student, reference, exercise.answers)
-    if borrowed is not None:
-        say(event="load-error", message=borrowed)
-        return 0
-    ctx = Context(student, reference, path, int(spec["seed"]), bool(spec.get("quick", False)))
+    ctx = Context(student, exercise.reference_module(), path, int(spec["seed"]), bool(spec.get("quick", False)))
     checks: list[Check] = exercise.grader_function()(ctx)
     say(event="checks", names=[c.name for c in checks], points=[c.points for c in checks])
     for index in range(int(spec.get("start", 0)), len(checks)):

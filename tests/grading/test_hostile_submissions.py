@@ -39,11 +39,24 @@ def test_an_output_bomb_of_300_mib_costs_the_parent_nothing_and_the_answers_stil
     assert grown_kib < 100 * 1024, f"the parent grew by {grown_kib} KiB"
 
 
-def test_a_flood_on_the_event_stream_is_refused_not_swallowed() -> None:
+def test_a_flood_on_the_grader_processs_standard_output_is_refused_not_swallowed() -> None:
+    """Judged inside the student's process, descriptor 1 carried the grader's events: the flood is refused."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    report = grade(replace(EXERCISE, judge="inside"), STUDENTS / "hostile" / "event_flood.py", seed=7, quick=True,
+                   reference_allowed=True)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert report.error.startswith("the grader's output had a line of over 1 MiB")
+    assert grown_kib < 100 * 1024, f"the parent grew by {grown_kib} KiB"
+
+
+def test_judged_apart_a_flood_on_descriptor_1_reaches_only_the_error_tail() -> None:
+    """Judged apart, descriptor 1 of the student's process is its standard error: the conversation with the judge
+    is on descriptors the flood does not touch, so the answers still count."""
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     report = graded("event_flood.py")
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
-    assert report.error.startswith("the grader's output had a line of over 1 MiB")
+    assert EXERCISE.judge == "apart" and not report.error
+    assert report.score == report.max_score == 10, [r.message for r in report.results]
     assert grown_kib < 100 * 1024, f"the parent grew by {grown_kib} KiB"
 
 
@@ -80,3 +93,16 @@ def test_handing_in_the_labs_own_implementation_is_refused_with_what_was_taken()
     assert report.results == [] and report.score == 0
     assert report.error == ("your file hands in the lab's own OffsetManager (lab.offsets.offset_manager): your "
                             "OffsetManager extends it. The exercise is to write OffsetManager yourself.")
+
+
+@pytest.mark.parametrize("name", ["replaces_the_judge.py", "bends_the_reference.py", "forges_results.py"])
+def test_a_file_that_cheats_in_its_own_process_fools_the_judge_inside_it_but_not_the_judge_apart(name: str) -> None:
+    """The same file, judged in its own process (how every exercise was judged) and apart (how 08 is): inside, the
+    cheat earns points its answers do not (full marks, or the checks compared with the bent reference), which is why
+    the judge must not share the student's process; apart, it earns what its answers earn: nothing."""
+    inside = grade(replace(EXERCISE, judge="inside"), STUDENTS / "hostile" / name, seed=7, quick=True)
+    apart = grade(EXERCISE, STUDENTS / "hostile" / name, seed=7, quick=True)
+    earned = 0.0 if name == "forges_results.py" else graded("never_commits.py").score   # what the answer is worth
+    assert EXERCISE.judge == "apart" and not apart.error and apart.score == earned < 1, [
+        r.message for r in apart.results]
+    assert inside.score > earned + 1, [(r.name, r.earned, r.message) for r in inside.results]

@@ -79,11 +79,13 @@ def test_a_file_that_cannot_load_is_reported(name: str, words: str, monkeypatch:
     assert report.error.startswith(words.replace("60 s", "5 s")), report.error
 
 
-def test_a_file_that_kills_its_process_loses_that_check_only() -> None:
-    report = graded("dies.py")
+@pytest.mark.parametrize(("judge", "said"), [("inside", "the grader process died during this check"),
+                                             ("apart", "the process running your code ended during this check")])
+def test_a_file_that_kills_its_process_loses_that_check_only(judge: str, said: str) -> None:
+    report = grade(replace(EXERCISE, judge=judge), STUDENTS / "dies.py", seed=7, quick=True, reference_allowed=True)
     checks = by_name(report)
     earned, message = checks["commit() forgets what is below it and counts the acked offsets it dropped"]
-    assert earned == 0 and message.startswith("the grader process died during this check")
+    assert earned == 0 and message.startswith(f"{said} (exit status 3)"), message
     assert checks["the walk stops at an offset still in flight"][0] == 2  # the checks before and after still count
 
 

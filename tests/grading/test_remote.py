@@ -1,0 +1,132 @@
+"""The wire between the judge and the student's process (`lab.grading.remote`): plain values cross unchanged, the
+student's process can name only the lab's own value types (never make the judge import or run anything), malformed
+or oversized messages are refused, and the student's exceptions come back as the builtin types graders catch."""
+
+from __future__ import annotations
+
+import io
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lab.assignors import TopicPartition
+from lab.grading.remote import (
+    MAX_MESSAGE,
+    ProtocolError,
+    Served,
+    decode,
+    describe_error,
+    encode,
+    rebuild_error,
+    receive,
+    send,
+)
+from lab.spark.splits import OffsetRange
+
+
+def no_refs(data: dict[str, Any]) -> Any:
+    raise AssertionError(f"unexpected reference {data}")
+
+
+scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary()
+hashable = st.recursive(scalars, lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3), max_leaves=8)
+values = st.recursive(
+    scalars | st.fractions() | st.builds(TopicPartition, st.text(max_size=5), st.integers(0, 99)),
+    lambda inner: (st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(hashable, inner, max_size=3)
+                   | st.sets(hashable, max_size=3)),
+    max_leaves=20)
+
+
+@given(values)
+def test_plain_values_cross_the_wire_unchanged(value: Any) -> None:
+    stream = io.BytesIO()
+    send(stream, {"ok": encode(value)})
+    stream.seek(0)
+    message = receive(stream)
+    assert message is not None
+    back = decode(message["ok"], no_refs)
+    assert back == value and type(back) is type(value)
+
+
+def test_infinities_and_nan_cross_too() -> None:
+    back = decode(encode([float("inf"), float("-inf"), float("nan")]), no_refs)
+    assert back[:2] == [float("inf"), float("-inf")] and back[2] != back[2]
+
+
+def test_the_labs_dataclasses_cross_by_value() -> None:
+    ranges = [OffsetRange("t", 0, 5, 10), OffsetRange("t", 1, 0, 3)]
+    assert decode(encode(ranges), no_refs) == ranges
+
+
+@pytest.mark.parametrize("named", ["os:system", "builtins:eval", "lab.grading.runner:Report", "lab.nothing:Here",
+                                   "subprocess:Popen"])
+def test_the_student_side_can_name_only_the_labs_value_types_already_loaded(named: str) -> None:
+    with pytest.raises(ProtocolError):
+        decode({"$": "value", "type": named, "v": {}}, no_refs)
+
+
+def test_the_judge_refuses_to_send_what_is_not_plain_data() -> None:
+    with pytest.raises(TypeError, match="cannot be sent to the student's process"):
+        encode(object())
+
+
+@pytest.mark.parametrize("stream", [
+    struct.pack(">I", MAX_MESSAGE + 1),                    # a length over the limit: refused before reading
+    struct.pack(">I", 10) + b"{}",                         # cut short
+    b"\x00\x00",                                           # cut inside the length
+    struct.pack(">I", 3) + b"[1]",                         # JSON, but not an object
+    struct.pack(">I", 4) + b"\xff\xfe{}",                  # not JSON
+])
+def test_malformed_messages_are_refused(stream: bytes) -> None:
+    with pytest.raises(ProtocolError):
+        receive(io.BytesIO(stream))
+
+
+@pytest.mark.parametrize("data", [{"$": "nothing"}, {"$": "tuple", "v": 3}, {"$": "fraction", "v": [1]},
+                                  {"$": "complex", "v": [1, 2]}, {"$": "enum", "type": "os:environ", "v": "x"}])
+def test_values_that_are_not_values_are_refused(data: Any) -> None:
+    with pytest.raises(ProtocolError):
+        decode(data, no_refs)
+
+
+def test_a_students_exception_comes_back_as_the_builtin_it_extends_with_its_name_and_line(tmp_path: Path) -> None:
+    student = tmp_path / "answer.py"
+    student.write_text("class Refused(ValueError):\n    pass\n\ndef go():\n    raise Refused('no', 3)\n")
+    namespace: dict[str, Any] = {}
+    exec(compile(student.read_text(), str(student), "exec"), namespace)
+    try:
+        namespace["go"]()
+    except ValueError as error:
+        described = describe_error(error, student)
+    back = rebuild_error(described)
+    assert isinstance(back, ValueError) and type(back).__name__ == "Refused" and back.args == ("no", 3)
+    assert back.student_frames == [(5, "raise Refused('no', 3)")]  # type: ignore[attr-defined]
+    assert str(rebuild_error(describe_error(KeyError("gone"), student))) == "'gone'"   # not "\"'gone'\""
+
+
+def test_an_exception_that_is_not_an_exception_class_of_python_becomes_a_plain_exception() -> None:
+    back = rebuild_error({"type": "SystemExit", "builtins": ["SystemExit", "BaseException"], "message": "3"})
+    assert type(back).__name__ == "SystemExit" and isinstance(back, Exception)   # never a real SystemExit here
+
+
+def test_the_student_side_reports_a_call_that_changed_its_arguments(tmp_path: Path) -> None:
+    class Module:
+        @staticmethod
+        def sorts(items: list[int]) -> int:
+            items.sort()
+            return len(items)
+
+        @staticmethod
+        def reads(items: list[int]) -> int:
+            return sum(items)
+
+    served = Served(Module(), tmp_path / "answer.py")
+    for name, changed in (("sorts", True), ("reads", False)):
+        function = served.answer({"op": "getattr", "id": 0, "name": name})["ok"]
+        reply = served.answer({"op": "call", "id": function["id"], "args": encode([[3, 1, 2]]),
+                               "kwargs": encode({})})
+        assert reply["ok"] == (3 if name == "sorts" else 6) and reply.get("mutated", False) is changed
