@@ -13,9 +13,9 @@ passed through.
     manager.add_to_emitted(3)
 
 The wire: each message is a 4-byte big-endian length then that many bytes of JSON. Requests (judge to student):
-`getattr`, `setattr`, `call`, `iterate` (the whole iteration as one list), `repr`. Replies: {"ok": value} or
-{"error": {...}}, with "mutated": true when a call changed the arguments it was given (the judge's own copies cannot
-show that: the student's process checks its copies after the call).
+`getattr`, `setattr`, `call`, `iterate` (the whole iteration as one list), `repr`, `truth`. Replies: {"ok": value}
+or {"error": {...}}, with "mutated": true when a call changed the arguments it was given (the judge's own copies
+cannot show that: the student's process checks its copies after the call).
 """
 
 from __future__ import annotations
@@ -246,6 +246,9 @@ class Remote:
     def __iter__(self) -> Iterator[Any]:
         return iter(self._remote_host.request({"op": "iterate", "id": self._remote_id}))
 
+    def __bool__(self) -> bool:
+        return bool(self._remote_host.request({"op": "truth", "id": self._remote_id}))
+
     def __len__(self) -> int:
         found = self._remote_host.request({"op": "call", "id": self._remote_id, "method": "__len__",
                                            "args": [], "kwargs": {"$": "dict", "v": []}})
@@ -315,6 +318,8 @@ class Served:
                 return {"ok": None}
             if op == "repr":
                 return {"ok": repr(target)[:2000]}
+            if op == "truth":
+                return {"ok": bool(target)}
             if op == "iterate":
                 items = []
                 for item in target:

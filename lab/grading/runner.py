@@ -491,7 +491,11 @@ def _judge_apart(exercise: Exercise, target: Path, chosen: int, quick: bool, on_
         return
     ctx = Context(host.module(), exercise.reference_module(), target, chosen, quick)
     try:
-        checks = exercise.grader_function()(ctx)
+        try:
+            checks = exercise.grader_function()(ctx)
+        except Stopped as stopped:      # a grader that calls the student's code while it builds its checks
+            report.error = f"the grader could not list its checks: {stopped.message}"
+            return
         for index, check in enumerate(checks):
             if host.stopped:
                 budget.finished(host)

@@ -130,3 +130,19 @@ def test_the_student_side_reports_a_call_that_changed_its_arguments(tmp_path: Pa
         reply = served.answer({"op": "call", "id": function["id"], "args": encode([[3, 1, 2]]),
                                "kwargs": encode({})})
         assert reply["ok"] == (3 if name == "sorts" else 6) and reply.get("mutated", False) is changed
+
+
+def test_truth_length_items_and_iteration_of_a_students_object_are_asked_of_its_process(tmp_path: Path) -> None:
+    class Empty:
+        pass
+
+    class Module:
+        def __init__(self) -> None:
+            self.plain, self.items = Empty(), {"a": 1}
+
+    served = Served(Module(), tmp_path / "answer.py")
+    plain = served.answer({"op": "getattr", "id": 0, "name": "plain"})["ok"]
+    assert plain["$"] == "ref" and served.answer({"op": "truth", "id": plain["id"]}) == {"ok": True}
+    mapping = served.answer({"op": "getattr", "id": 0, "name": "items"})["ok"]
+    assert decode(mapping, no_refs) == {"a": 1}         # a dict comes back as a value, not a reference
+    assert served.answer({"op": "iterate", "id": 0})["error"]["type"] == "TypeError"   # a module does not iterate

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,3 +94,18 @@ def test_results_arrive_as_each_check_finishes() -> None:
     seen: list[str] = []
     report = graded("correct.py", on_result=lambda result: seen.append(result.name))
     assert seen == [r.name for r in report.results]
+
+
+def calls_at_build_time(ctx: Any) -> list[Any]:
+    """A grader that calls the student's code while it lists its checks (none of the lab's do)."""
+    ctx.student.OffsetManager(0).find_next_commit_offset()
+    return []
+
+
+def test_judged_apart_a_student_call_that_hangs_while_the_checks_are_listed_is_an_error_not_a_crash(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    exercise = replace(EXERCISE, check_timeout_s=2.0, grader="tests.grading.test_runner:calls_at_build_time")
+    monkeypatch.setattr("lab.grading.runner.LOAD_TIMEOUT_S", 2.0)
+    report = grade(exercise, STUDENTS / "hangs.py", seed=7, quick=True, reference_allowed=True)
+    assert report.results == [] and report.error.startswith(
+        "the grader could not list its checks: used 2 s of CPU without finishing"), report.error
