@@ -9,6 +9,7 @@ from lab.backends import BackendKind
 from lab.cli import (
     assign_cmd,
     broker_cmd,
+    classroom_cmd,
     dump_log_cmd,
     grade_cmd,
     run_cmd,
@@ -42,6 +43,7 @@ app.command("grade")(grade_cmd.grade)
 app.command("hint")(grade_cmd.hint)
 app.command("reset")(grade_cmd.reset)
 app.add_typer(grade_cmd.grades_app, name="grades")
+app.add_typer(classroom_cmd.app, name="classroom")
 app.command("demo")(tui_cmd.demo)
 app.command("serve")(tui_cmd.serve)
 

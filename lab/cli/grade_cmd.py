@@ -179,14 +179,23 @@ def export(
 ) -> None:
     """Every grade in the log, with the student's name, grader version and seed, for an instructor; refuses a log
     that was edited (its entries are hash-chained)."""
+    check_format(fmt)
+    name = student or typer.prompt("Student name")
+    write_export(GradeLog(), name, fmt, output, "The grade log was tampered with:")
+
+
+def check_format(fmt: str) -> None:
     if fmt not in ("json", "csv"):
         raise typer.BadParameter(f"{fmt!r} is not a format: choose json or csv", param_hint="--format")
-    name = student or typer.prompt("Student name")
-    log = GradeLog()
+
+
+def write_export(log: GradeLog, name: str, fmt: str, output: Path | None, refused: str) -> None:
+    """The log's rows, printed or written to `output`; a log that does not verify is refused (exit 1), `refused`
+    leading the reason."""
     try:
         text = log.export(name, fmt)
     except TamperedLog as error:
-        console.print(f"[bold red]The grade log was tampered with:[/bold red] {error}", highlight=False)
+        console.print(f"[bold red]{refused}[/bold red] {error}", highlight=False)
         raise typer.Exit(1) from None
     if output is not None:
         output.write_text(text)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import hmac
 import io
 import json
 import threading
@@ -30,14 +31,20 @@ class TamperedLog(ValueError):
     """The log's hash chain is broken; the message names the first entry that does not hold."""
 
 
-def entry_hash(entry: dict[str, Any]) -> str:
-    body = {k: v for k, v in entry.items() if k != "hash"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+def entry_hash(entry: dict[str, Any], key: bytes | None = None) -> str:
+    """The entry's hash (every field but the hash itself): SHA-256, or HMAC-SHA256 with `key` (a classroom log,
+    which only the holder of the key can extend or rewrite consistently)."""
+    body = json.dumps({k: v for k, v in entry.items() if k != "hash"}, sort_keys=True, separators=(",", ":")).encode()
+    return hmac.new(key, body, hashlib.sha256).hexdigest() if key is not None else hashlib.sha256(body).hexdigest()
 
 
 class GradeLog:
-    def __init__(self, path: Path | None = None) -> None:
+    """The local log (no key: a convenience for self-study, which its owner can rewrite consistently), or with `key`
+    a log whose chain only the key's holder can write (`lab.grading.classroom`)."""
+
+    def __init__(self, path: Path | None = None, key: bytes | None = None) -> None:
         self.path = path or data_dir() / "grades.jsonl"
+        self.key = key
         self._lock = threading.Lock()
 
     def entries(self) -> list[dict[str, Any]]:
@@ -45,22 +52,25 @@ class GradeLog:
             return []
         return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
 
-    def begin(self, exercise: str, title: str, started: str, seed: int | None) -> dict[str, Any]:
+    def begin(self, exercise: str, title: str, started: str, seed: int | None,
+              student: str | None = None) -> dict[str, Any]:
         """Record that a grade starts, before any student code runs: if the grading process is then killed (by
-        the student's code, say), the attempt still shows in the log and in the export, as unfinished."""
-        return self._write({"kind": "attempt", "exercise": exercise, "title": title, "time": started, "seed": seed})
+        the student's code, say), the attempt still shows in the log and in the export, as unfinished. (`student`:
+        whose, in a classroom log that holds a whole class.)"""
+        entry = {"kind": "attempt", "exercise": exercise, "title": title, "time": started, "seed": seed}
+        return self._write(entry if student is None else {**entry, "student": student})
 
-    def append(self, report: Report) -> dict[str, Any]:
-        return self._write({
-            "exercise": report.exercise, "title": report.title, "score": report.score,
-            "max_score": report.max_score, "time": report.started, "seconds": round(report.seconds, 2),
-            "grader_version": report.grader_version, "seed": report.seed, "error": report.error})
+    def append(self, report: Report, student: str | None = None) -> dict[str, Any]:
+        entry = {"exercise": report.exercise, "title": report.title, "score": report.score,
+                 "max_score": report.max_score, "time": report.started, "seconds": round(report.seconds, 2),
+                 "grader_version": report.grader_version, "seed": report.seed, "error": report.error}
+        return self._write(entry if student is None else {**entry, "student": student})
 
     def _write(self, entry: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             lines = self.path.read_text().splitlines() if self.path.exists() else []
             entry["prev"] = json.loads(lines[-1])["hash"] if lines else GENESIS
-            entry["hash"] = entry_hash(entry)
+            entry["hash"] = entry_hash(entry, self.key)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a") as out:
                 out.write(json.dumps(entry, sort_keys=True) + "\n")
@@ -81,7 +91,7 @@ class GradeLog:
             if entry.get("prev") != previous:
                 raise TamperedLog(f"{self.path}: entry {number} does not follow entry {number - 1}: an entry was "
                                   f"removed, inserted or moved")
-            if entry.get("hash") != entry_hash(entry):
+            if not hmac.compare_digest(str(entry.get("hash")), entry_hash(entry, self.key)):
                 raise TamperedLog(f"{self.path}: entry {number} was changed after it was written (exercise "
                                   f"{entry.get('exercise')}, score {entry.get('score')})")
             previous = entry["hash"]
@@ -111,13 +121,14 @@ class GradeLog:
             if entry.get("kind") == "attempt":
                 following = entries[number + 1] if number + 1 < len(entries) else None
                 finished = (following is not None and following.get("kind") != "attempt"
-                            and following.get("exercise") == entry.get("exercise"))
+                            and following.get("exercise") == entry.get("exercise")
+                            and following.get("student") == entry.get("student"))
                 if not finished:   # no grade followed: the grading process was stopped
-                    rows.append({"student": student, **{k: entry.get(k) for k in FIELDS if k != "student"},
-                                 "score": 0, "status": UNFINISHED})
+                    rows.append({**{k: entry.get(k) for k in FIELDS if k != "student"},
+                                 "student": entry.get("student", student), "score": 0, "status": UNFINISHED})
                 continue
-            rows.append({"student": student, **{k: entry.get(k) for k in FIELDS if k not in ("student", "status")},
-                         "status": entry.get("error") or "graded"})
+            rows.append({**{k: entry.get(k) for k in FIELDS if k not in ("student", "status")},
+                         "student": entry.get("student", student), "status": entry.get("error") or "graded"})
         return rows
 
     def last_hash(self) -> str:

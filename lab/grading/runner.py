@@ -44,7 +44,7 @@ from typing import Any
 import lab
 from lab.grading.catalogue import Exercise
 from lab.grading.checks import CheckResult, Context, InputsChanged, Stopped, run_check
-from lab.grading.integrity import Snapshot, trusted_paths
+from lab.grading.integrity import Snapshot, Watched, trusted_paths
 from lab.grading.remote import ProtocolError, Remote, decode, rebuild_error, receive, send
 from lab.lessons.progress import data_dir
 
@@ -428,12 +428,12 @@ def _not_run(report: Report, names: list[str], points: list[float], first: int, 
 
 
 def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = None, quick: bool = False,
-          on_result: Any = None, reference_allowed: bool = False) -> Report:
+          on_result: Any = None, reference_allowed: bool = False, protect: tuple[Path, ...] = ()) -> Report:
     """Grade `path` (the exercise's stub by default). `on_result(result)` is called as each check finishes. A grade
     whose code changed the files the grading trusts (`lab.grading.integrity`) does not count: they are put back and
     the report says what was changed. A file that hands in the lab's own implementation is refused, unless
     `reference_allowed` (the lab's own tests, whose sample answers are the reference with one thing broken; no
-    command sets it)."""
+    command sets it). `protect`: more files to put back if the student's code changes them (a classroom's log)."""
     target = (path or exercise.stub_path).resolve()
     chosen = seed if seed is not None else random.randrange(1, 2**31)
     report = Report(exercise.number, exercise.title, str(target), chosen, exercise.version,
@@ -446,7 +446,7 @@ def grade(exercise: Exercise, path: Path | None = None, *, seed: int | None = No
         report.error = (f"{target} is part of the lab itself, not an answer: grade your own file "
                         f"(the stub is {exercise.stub_path})")
         return report
-    before = Snapshot.take(trusted_paths())
+    before = Snapshot.take([*trusted_paths(), *(Watched(path) for path in protect)])
     try:
         judge = _judge_apart if exercise.judge == "apart" else _run_checks
         judge(exercise, target, chosen, quick, on_result, report, reference_allowed)
