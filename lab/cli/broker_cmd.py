@@ -15,9 +15,10 @@ from rich.live import Live
 from rich.text import Text
 
 from lab.broker.broker import Broker
-from lab.broker.config import BrokerConfig, default_data_dir
+from lab.broker.config import BrokerConfig, default_data_dir, default_max_connections
 from lab.broker.coordinator import CoordinatorConfig
 from lab.broker.coordinator.override import OverrideError, load_assignor
+from lab.broker.protocol import REQUEST_MAX_BYTES_DEFAULT
 from lab.broker.server import BrokerServer
 
 
@@ -84,8 +85,27 @@ def broker(
         help="Lab instrument, off by default: replace the group leader's assignment with this assignor's "
              "(range, roundrobin, sticky, cooperative-sticky, or your own). Real Kafka never does this."),
     quiet: bool = typer.Option(False, "--quiet", help="No live status line."),
+    max_connections: int = typer.Option(
+        None, "--max-connections", min=1, help="Connections open at once (max.connections). Default: half the "
+                                               "open-file limit."),
+    max_connections_per_ip: int = typer.Option(
+        None, "--max-connections-per-ip", min=1, help="Connections from one address (max.connections.per.ip). "
+                                                      "Default: as --max-connections."),
+    max_idle_ms: int = typer.Option(
+        600_000, "--connections-max-idle-ms", min=1, help="An idle connection is closed after this "
+                                                          "(connections.max.idle.ms)."),
+    max_request_bytes: int = typer.Option(
+        REQUEST_MAX_BYTES_DEFAULT, "--socket-request-max-bytes", min=1024,
+        help="The largest request accepted (socket.request.max.bytes)."),
+    queued_max_request_bytes: int = typer.Option(
+        256 * 1024 * 1024, "--queued-max-request-bytes", min=1024,
+        help="Request bytes buffered across all connections (queued.max.request.bytes)."),
+    max_partitions: int = typer.Option(
+        None, "--max-partitions", min=1, help="All topics' partitions together; more is refused with "
+                                              "INVALID_PARTITIONS. Default: a quarter of the open-file limit."),
 ) -> None:
-    """Run the lab's embedded Kafka broker in the foreground (confluent-kafka clients can connect to it)."""
+    """Run the lab's embedded Kafka broker in the foreground (confluent-kafka clients can connect to it). The limits
+    that keep one client from stopping it for the others have Kafka's names."""
     console = Console()
     if not is_loopback(host):
         console.print(f"[bold yellow]warning:[/bold yellow] binding to {host}: other machines can reach this "
@@ -103,8 +123,12 @@ def broker(
                                         assignor_override=assignor_override or None)
     except ValueError as error:
         raise typer.BadParameter(str(error)) from None
+    connections = max_connections or default_max_connections()
     config = BrokerConfig(host=host, port=port, data_dir=data_dir or default_data_dir(), num_partitions=partitions,
-                          auto_create_topics_enable=not no_auto_create, coordinator=coordinator)
+                          auto_create_topics_enable=not no_auto_create, coordinator=coordinator,
+                          max_connections=connections, max_connections_per_ip=max_connections_per_ip or connections,
+                          connections_max_idle_ms=max_idle_ms, socket_request_max_bytes=max_request_bytes,
+                          queued_max_request_bytes=queued_max_request_bytes, max_partitions=max_partitions)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         with contextlib.suppress(KeyboardInterrupt):

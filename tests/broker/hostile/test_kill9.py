@@ -27,10 +27,11 @@ SEED = 20261126
 PATIENCE_S = 120.0
 
 
-def start(port: int, data: Path, stderr: Path | None = None) -> subprocess.Popen[bytes]:
-    """`lab broker` in a child process on `port`, once it listens (its log to `stderr`, appended, when given)."""
+def start(port: int, data: Path, stderr: Path | None = None, *flags: str) -> subprocess.Popen[bytes]:
+    """`lab broker` in a child process on `port` (with more `flags`), once it listens (its log to `stderr`,
+    appended, when given)."""
     command = [sys.executable, "-c", "from lab.cli import main; main()", "broker", "--port", str(port),
-               "--data-dir", str(data), "--num-partitions", "2"]
+               "--data-dir", str(data), "--num-partitions", "2", *flags]
     log = stderr.open("ab") if stderr is not None else subprocess.DEVNULL
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + PATIENCE_S
