@@ -20,7 +20,12 @@ STUDENTS = Path(__file__).resolve().parents[1] / "grading" / "students" / "08"
 
 def test_watch_grades_again_on_save(tmp_path: Path) -> None:
     answer = off_by_one(tmp_path)
-    process = subprocess.Popen([str(LAB), "grade", "08", "--watch", "--file", str(answer), "--seed", "2"],
+    command = [str(LAB), "grade", "08", "--watch", "--file", str(answer), "--seed", "2"]
+    # As a terminal starts it: Ctrl+C's signal at its default. A suite started in the background by a
+    # non-interactive shell (a CI script, `cmd &`) inherits SIGINT ignored, and Python then leaves it ignored
+    # in every process below, so the lab would never hear the Ctrl+C this test sends.
+    terminal = f"import os, signal; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv({str(LAB)!r}, {command!r})"
+    process = subprocess.Popen([sys.executable, "-c", terminal],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, "LAB_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "160",
                                     "PYTHONFAULTHANDLER": "1"})  # SIGABRT dumps every thread's stack
