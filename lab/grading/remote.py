@@ -5,7 +5,9 @@ come back as JSON (numbers, strings, lists, tuples, dicts, sets, bytes, and the 
 dataclasses, named tuples and enums, rebuilt field by field without running their code); anything else stays in the
 student's process and comes back as a new proxy. An exception raised there comes back as the same builtin exception
 type (a class of the student's own keeps its name and its builtin base), with the lines of the student's file it
-passed through.
+passed through. Calls go both ways: an object the judge hands the student's code (a clock) is a proxy there, and
+the student's code calling it is answered by the judge while it waits for the call it made (`converse`); an exception
+the judge's object raises comes back to the judge as that same exception if the student's code lets it through.
 
     host = Host.start(...)                       # lab.grading.student_host in a child process
     module = host.module()                       # Remote: the student's module
@@ -27,11 +29,14 @@ import json
 import math
 import struct
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import IO, Any
+
+from lab.grading.checks import InputsChanged
 
 MAX_MESSAGE = 64 << 20      # bytes of one message: a larger answer is refused, not read
 MAX_DEPTH = 200             # nesting of one value
@@ -98,7 +103,7 @@ def encode(value: Any, refer: Callable[[Any], dict[str, Any]] | None = None, dep
     if isinstance(value, float) and type(value) is float:
         return value if math.isfinite(value) else {"$": "float", "v": repr(value)}
     if isinstance(value, Remote):
-        return {"$": "ref", "id": value._remote_id}
+        return {"$": "ref", "id": value._remote_id, "owner": value._remote_owner}
     kind = type(value)
     if kind is list:
         return [encode(item, refer, depth + 1) for item in value]
@@ -220,73 +225,86 @@ def rebuild_error(data: dict[str, Any]) -> BaseException:
     return error
 
 
-# --- the judge's side ------------------------------------------------------------------------------------------------
+# --- proxies --------------------------------------------------------------------------------------------------------
 class Remote:
-    """An object that lives in the student's process; every use is a request to it."""
+    """An object that lives at the other end of the conversation; every use is a request to it. `host` is this
+    end's (`request(message)` and `encode(value)`)."""
 
-    __slots__ = ("_remote_host", "_remote_id", "_remote_type")
+    __slots__ = ("_remote_host", "_remote_id", "_remote_owner")
 
-    def __init__(self, host: Any, ident: int, kind: str) -> None:
+    def __init__(self, host: Any, ident: int, owner: str) -> None:
         object.__setattr__(self, "_remote_host", host)
         object.__setattr__(self, "_remote_id", ident)
-        object.__setattr__(self, "_remote_type", kind)
+        object.__setattr__(self, "_remote_owner", owner)
+
+    def _ask(self, op: str, **fields: Any) -> Any:
+        return self._remote_host.request({"op": op, "id": self._remote_id, "owner": self._remote_owner, **fields})
+
+    def _call(self, method: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        extra = {} if method is None else {"method": method}
+        encode_here = self._remote_host.encode
+        return self._ask("call", args=encode_here(list(args)), kwargs=encode_here(dict(kwargs)), **extra)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)      # Python's own probing (copy, pickle, ...) stays here
-        return self._remote_host.request({"op": "getattr", "id": self._remote_id, "name": name})
+        return self._ask("getattr", name=name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self._remote_host.request({"op": "setattr", "id": self._remote_id, "name": name, "value": encode(value)})
+        self._ask("setattr", name=name, value=self._remote_host.encode(value))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._remote_host.request({"op": "call", "id": self._remote_id, "args": encode(list(args)),
-                                          "kwargs": encode(dict(kwargs))})
+        return self._call(None, args, kwargs)
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._remote_host.request({"op": "iterate", "id": self._remote_id}))
+        return iter(self._ask("iterate"))
 
     def __bool__(self) -> bool:
-        return bool(self._remote_host.request({"op": "truth", "id": self._remote_id}))
+        return bool(self._ask("truth"))
 
     def __len__(self) -> int:
-        found = self._remote_host.request({"op": "call", "id": self._remote_id, "method": "__len__",
-                                           "args": [], "kwargs": {"$": "dict", "v": []}})
+        found = self._call("__len__", (), {})
         if not isinstance(found, int) or found < 0:
-            raise TypeError(f"len() of your {self._remote_type} gave {found!r}, not a count")
+            raise TypeError(f"len() gave {found!r}, not a count")
         return found
 
     def __getitem__(self, key: Any) -> Any:
-        return self._remote_host.request({"op": "call", "id": self._remote_id, "method": "__getitem__",
-                                          "args": encode([key]), "kwargs": {"$": "dict", "v": []}})
+        return self._call("__getitem__", (key,), {})
 
     def __contains__(self, item: Any) -> bool:
-        return bool(self._remote_host.request({"op": "call", "id": self._remote_id, "method": "__contains__",
-                                               "args": encode([item]), "kwargs": {"$": "dict", "v": []}}))
+        return bool(self._call("__contains__", (item,), {}))
 
     def __repr__(self) -> str:
-        shown = self._remote_host.request({"op": "repr", "id": self._remote_id})
-        return str(shown)[:2000]
+        return str(self._ask("repr"))[:2000]
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Remote:
-        return self                         # the object is the student's: the judge's copies are references to it
+        return self                         # the object is the other end's: copies here are references to it
 
     def __copy__(self) -> Remote:
         return self
 
     def __reduce__(self) -> Any:
-        raise TypeError("an object of the student's process cannot be pickled")
+        raise TypeError("an object of the other process cannot be pickled")
 
 
-# --- the student's side --------------------------------------------------------------------------------------------
-class Served:
-    """The student's process: answers the judge's requests about `root` (the student's module) and every object
-    handed out since, by number."""
+# --- either end ------------------------------------------------------------------------------------------------------
+class Side:
+    """One end of the conversation: the objects it has handed out, by number (`root` is number 0), and proxies of
+    the other end's. The student's end answers for the student's objects; the judge's end for the objects a grader
+    hands the student's code (a clock to read, say), so the student's code can call them back while the judge waits.
+    An exception one of the judge's objects raises goes to the student's end by number and, if the student's code
+    lets it through, comes back as the very same exception."""
 
-    def __init__(self, root: Any, student_file: Path) -> None:
-        self.objects: dict[int, Any] = {0: root}
-        self.numbers: dict[int, int] = {id(root): 0}
+    def __init__(self, name: str, root: Any = None, student_file: Path | None = None) -> None:
+        self.name = name                      # "judge" or "student"
+        self.objects: dict[int, Any] = {}
+        self.numbers: dict[int, int] = {}
+        self.proxies: dict[tuple[str, int], Remote] = {}
+        self.raised: dict[int, BaseException] = {}   # exceptions of this end's objects, by number
         self.student_file = student_file
+        self.transport: Any = None            # has request(message): set by the process that owns this end
+        if root is not None:
+            self.refer(root)
 
     def refer(self, value: Any) -> dict[str, Any]:
         number = self.numbers.get(id(value))
@@ -294,27 +312,58 @@ class Served:
             number = len(self.objects)
             self.objects[number] = value
             self.numbers[id(value)] = number
-        kind = value.__name__ if isinstance(value, type) else type(value).__name__
-        return {"$": "ref", "id": number, "type": str(kind)[:100]}
-
-    def refer_bare(self, value: Any) -> dict[str, Any]:
-        """A reference as the judge writes one (no type name): for comparing arguments before and after a call."""
-        return {"$": "ref", "id": self.refer(value)["id"]}
+        return {"$": "ref", "id": number, "owner": self.name}
 
     def resolve(self, data: dict[str, Any]) -> Any:
-        number = data.get("id")
-        if not isinstance(number, int) or number not in self.objects:
+        number, owner = data.get("id"), data.get("owner")
+        if not isinstance(number, int) or owner not in ("judge", "student"):
+            raise ProtocolError(f"not a reference: {json.dumps(data)[:80]}")
+        if owner != self.name:
+            if (owner, number) not in self.proxies:
+                self.proxies[(owner, number)] = Remote(self, number, owner)
+            return self.proxies[(owner, number)]
+        if number not in self.objects:
             raise ProtocolError(f"no object {number!r} here")
         return self.objects[number]
 
+    def encode(self, value: Any) -> Any:
+        return encode(value, self.refer)
+
+    def decode(self, data: Any) -> Any:
+        return decode(data, self.resolve)
+
+    def request(self, message: dict[str, Any]) -> Any:
+        if self.transport is None:
+            raise RuntimeError("this end is not connected")
+        return self.transport.request(message)
+
+    def reply_value(self, reply: dict[str, Any]) -> Any:
+        """The value a reply carries, or the exception it reports, raised."""
+        if "error" in reply:
+            error = reply["error"] if isinstance(reply["error"], dict) else {}
+            original = self.raised.get(error.get("judge_error", -1)) if self.name == "judge" else None
+            if original is not None:
+                raise original
+            rebuilt = rebuild_error(error)
+            if isinstance(error.get("judge_error"), int):   # the judge's, on its way through the student's code
+                rebuilt.judge_error = error["judge_error"]  # type: ignore[attr-defined]
+            raise rebuilt
+        try:
+            value = self.decode(reply.get("ok"))
+        except (TypeError, ValueError, KeyError) as error:
+            raise ProtocolError(f"an answer that is not a value ({error})") from None
+        if reply.get("mutated"):
+            raise InputsChanged()
+        return value
+
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
-        target = self.resolve(request)
+        target = self.resolve({"id": request.get("id"), "owner": self.name})
         try:
             if op == "getattr":
-                return {"ok": encode(getattr(target, str(request["name"])), self.refer)}
+                return {"ok": self.encode(getattr(target, str(request["name"])))}
             if op == "setattr":
-                setattr(target, str(request["name"]), decode(request["value"], self.resolve))
+                setattr(target, str(request["name"]), self.decode(request["value"]))
                 return {"ok": None}
             if op == "repr":
                 return {"ok": repr(target)[:2000]}
@@ -326,23 +375,65 @@ class Served:
                     items.append(item)
                     if len(items) > ITERATION_CAP:
                         raise ValueError(f"iterating gave more than {ITERATION_CAP} items")
-                return {"ok": encode(items, self.refer)}
+                return {"ok": self.encode(items)}
             if op == "call":
-                args, kwargs = decode(request["args"], self.resolve), decode(request["kwargs"], self.resolve)
+                args, kwargs = self.decode(request["args"]), self.decode(request["kwargs"])
                 if not isinstance(args, list) or not isinstance(kwargs, dict):
                     raise ProtocolError("a call's arguments are not a list and a dict")
                 function = getattr(target, str(request["method"])) if "method" in request else target
                 result = function(*args, **kwargs)
-                reply: dict[str, Any] = {"ok": encode(result, self.refer)}
-                if encode([args, kwargs], self.refer_bare) != [request["args"], request["kwargs"]]:
+                reply: dict[str, Any] = {"ok": self.encode(result)}
+                if self.encode([args, kwargs]) != [request["args"], request["kwargs"]]:
                     reply["mutated"] = True
                 return reply
         except ProtocolError:
             raise
         except Exception as error:
-            return {"error": describe_error(error, self.student_file)}
+            described = describe_error(error, self.student_file or Path("/nonexistent"))
+            if self.name == "judge":
+                number = len(self.raised)
+                self.raised[number] = error
+                described["judge_error"] = number
+            elif isinstance(getattr(error, "judge_error", None), int):
+                described["judge_error"] = error.judge_error  # type: ignore[attr-defined]
+            return {"error": described}
         raise ProtocolError(f"no operation {op!r}")
 
-    def serve(self, requests: IO[bytes], replies: IO[bytes]) -> None:
-        while (request := receive(requests)) is not None:
-            send(replies, self.answer(request))
+
+def converse(side: Side, message: dict[str, Any], send_message: Callable[[dict[str, Any]], None],
+             next_message: Callable[[], dict[str, Any]]) -> Any:
+    """Send a request and wait for its reply, answering the other end's requests meanwhile (its code calling back
+    into this end's objects, however deep)."""
+    send_message(message)
+    while True:
+        incoming = next_message()
+        if "op" in incoming:
+            send_message(side.answer(incoming))
+            continue
+        return side.reply_value(incoming)
+
+
+class StudentEnd:
+    """The student's process: answers the judge's requests on `requests`/`replies` until the judge closes them. The
+    student's code may call the judge's objects, but only on the thread the judge called it on."""
+
+    def __init__(self, root: Any, student_file: Path, requests: IO[bytes], replies: IO[bytes]) -> None:
+        self.side = Side("student", root, student_file)
+        self.side.transport = self
+        self.requests, self.replies = requests, replies
+        self.thread = threading.get_ident()
+
+    def _next(self) -> dict[str, Any]:
+        message = receive(self.requests)
+        if message is None:
+            raise SystemExit(0)              # the judge is gone
+        return message
+
+    def request(self, message: dict[str, Any]) -> Any:
+        if threading.get_ident() != self.thread:
+            raise RuntimeError("the grader's objects can only be used on the thread the grader called your code on")
+        return converse(self.side, message, lambda m: send(self.replies, m), self._next)
+
+    def serve(self) -> None:
+        while (request := receive(self.requests)) is not None:
+            send(self.replies, self.side.answer(request))

@@ -1,14 +1,16 @@
 """Grade a student's file, in one of two ways the catalogue chooses per exercise (`judge`):
 
-- apart (exercises 01-03, 08, 10-12): the checks run here and the student's code in a process of its own
-  (`lab.grading.student_host`), reached through proxies that bring back plain data only (`lab.grading.remote`).
-  Nothing the student's code does in its process (replacing the judging functions, bending the reference there,
-  writing fake results) reaches the judge. A check whose call hangs or kills that process scores 0, and the next
-  check gets a new one.
-- inside (04-07, 09, whose checks hand the student's code objects that call back into the grader: a clock, timer
-  entries, a consumer, or run it on threads the grader abandons): the whole grader runs in the student's process
-  (`lab.grading.worker`), one check at a time, restarted at the next check when one hangs or dies. The student's
-  code can change how it is judged there; the README says so.
+- apart (exercises 01-03 and 08-12): the checks run here and the student's code in a process of its own
+  (`lab.grading.student_host`), reached through proxies that bring back plain data only (`lab.grading.remote`); the
+  grader's own objects the student's code is handed (09's clock) are proxies there, called back while the judge
+  waits. Nothing the student's code does in its process (replacing the judging functions, bending the reference
+  there, writing fake results) reaches the judge. A check whose call hangs or kills that process scores 0, and the
+  next check gets a new one.
+- inside (04-07): the whole grader runs in the student's process (`lab.grading.worker`), one check at a time,
+  restarted at the next check when one hangs or dies. Their checks hand the student's code objects it uses as
+  Python objects (timer entries kept in heaps and compared, operation locks entered with `with`, a real consumer)
+  or abandon its calls on threads after a timeout; the student's code can change how they are judged, and the
+  README says so.
 
 Either way a file that cannot be imported, or a grader that crashes, is reported, never raised; the process running
 the student's code has resource limits and a process group that dies with it, and the lab's own files are checked
@@ -43,9 +45,9 @@ from typing import Any
 
 import lab
 from lab.grading.catalogue import Exercise
-from lab.grading.checks import CheckResult, Context, InputsChanged, Stopped, run_check
+from lab.grading.checks import CheckResult, Context, Stopped, run_check
 from lab.grading.integrity import Snapshot, Watched, trusted_paths
-from lab.grading.remote import ProtocolError, Remote, decode, rebuild_error, receive, send
+from lab.grading.remote import ProtocolError, Remote, Side, converse, receive, send
 from lab.lessons.progress import data_dir
 
 PACKAGE_ROOT = Path(lab.__file__).resolve().parent.parent
@@ -197,7 +199,8 @@ class _Host(_Child):
             "exercise": exercise.number, "path": str(path), "reference_allowed": reference_allowed,
             "limits": LIMITS["live" if exercise.kind == "live" else "pure"]})
         self.replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self.proxies: dict[int, Remote] = {}
+        self.side = Side("judge")               # the grader's objects the student's code is handed
+        self.side.transport = self
         self.stopped = ""                       # why it no longer answers
         self.reason = ""                        # the limit it ran past, if that was why
         self.talking = threading.Lock()
@@ -222,15 +225,11 @@ class _Host(_Child):
         self.started, self.cpu_at_start = time.monotonic(), self.cpu_seconds()
 
     def module(self) -> Remote:
-        return self._proxy({"id": 0, "type": "module"})
+        found: Remote = self.side.resolve({"id": 0, "owner": "student"})
+        return found
 
-    def _proxy(self, data: dict[str, Any]) -> Remote:
-        number = data.get("id")
-        if not isinstance(number, int):
-            raise ProtocolError("a reference without a number")
-        if number not in self.proxies:
-            self.proxies[number] = Remote(self, number, str(data.get("type", "object"))[:100])
-        return self.proxies[number]
+    def encode(self, value: Any) -> Any:
+        return self.side.encode(value)
 
     def _stop(self, why: str, reason: str = "") -> Stopped:
         """Kill the process; the `Stopped` to raise, saying `why` (and, bare, the `reason` it ran out of)."""
@@ -261,25 +260,21 @@ class _Host(_Child):
                 raise self._stop(why if self.budget is not None and why == self.budget.describe() else
                                  f"{why}: does your code loop for ever, or wait for something that never comes?", why)
 
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        with contextlib.suppress(OSError, ValueError):     # it is gone: wait() says how
+            send(self.process.stdin, message)
+
     def request(self, message: dict[str, Any]) -> Any:
-        with self.talking:      # one request at a time: a reply answers the request before it
+        """Ask the student's process; while it works, answer its calls to the grader's objects."""
+        with self.talking:      # one conversation at a time: a reply answers the request before it
             if self.stopped:
                 raise Stopped(self.stopped)
-            assert self.process.stdin is not None
-            with contextlib.suppress(OSError, ValueError):     # it is gone: wait() says how
-                send(self.process.stdin, message)
-            reply = self.wait()
-        if "error" in reply:
-            error = reply["error"]
-            raise rebuild_error(error if isinstance(error, dict) else {})
-        try:
-            value = decode(reply.get("ok"), self._proxy)
-        except (ProtocolError, TypeError, ValueError, KeyError) as error:
-            raise self._stop(f"the process running your code sent something that is not an answer ({error})") \
-                from None
-        if reply.get("mutated"):
-            raise InputsChanged()
-        return value
+            try:
+                return converse(self.side, message, self._send, self.wait)
+            except ProtocolError as error:
+                raise self._stop(f"the process running your code sent something that is not an answer "
+                                 f"({error})") from None
 
 
 def _live_members(group: int) -> list[int]:

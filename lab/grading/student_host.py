@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from lab.grading.remote import Served, send
+from lab.grading.remote import StudentEnd, send
 from lab.grading.worker import prepare
 
 
@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
         send(replies, {"load-error": why})
         return 0
     send(replies, {"ready": True})
-    Served(student, path).serve(requests, replies)
+    StudentEnd(student, path, requests, replies).serve()
     return 0
 
 

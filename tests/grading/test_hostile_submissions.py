@@ -1,8 +1,8 @@
 """Student files that attack the grader: a memory bomb, 300 MiB of output, a flood on the grader's own event stream,
 children left behind, endless loops in every check. Each scores what it earns (usually nothing), says why, and
 ends within the whole grade's budget; the grader process's limits, its process group and the parent's caps on what
-it reads are what hold. (The judge still runs in the student's process: see the README's "What the grader does not
-yet stop".)"""
+it reads are what hold. Then the cheats: handing in the reference, replacing the judge, bending the reference,
+forging results; exercise 08 is judged apart, and the same files judged inside show what that stops."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from lab.assignors import TopicPartition
 from lab.grading.remote import (
     MAX_MESSAGE,
     ProtocolError,
-    Served,
+    Side,
     decode,
     describe_error,
     encode,
@@ -124,7 +124,7 @@ def test_the_student_side_reports_a_call_that_changed_its_arguments(tmp_path: Pa
         def reads(items: list[int]) -> int:
             return sum(items)
 
-    served = Served(Module(), tmp_path / "answer.py")
+    served = Side("student", Module(), tmp_path / "answer.py")
     for name, changed in (("sorts", True), ("reads", False)):
         function = served.answer({"op": "getattr", "id": 0, "name": name})["ok"]
         reply = served.answer({"op": "call", "id": function["id"], "args": encode([[3, 1, 2]]),
@@ -140,9 +140,58 @@ def test_truth_length_items_and_iteration_of_a_students_object_are_asked_of_its_
         def __init__(self) -> None:
             self.plain, self.items = Empty(), {"a": 1}
 
-    served = Served(Module(), tmp_path / "answer.py")
+    served = Side("student", Module(), tmp_path / "answer.py")
     plain = served.answer({"op": "getattr", "id": 0, "name": "plain"})["ok"]
     assert plain["$"] == "ref" and served.answer({"op": "truth", "id": plain["id"]}) == {"ok": True}
     mapping = served.answer({"op": "getattr", "id": 0, "name": "items"})["ok"]
     assert decode(mapping, no_refs) == {"a": 1}         # a dict comes back as a value, not a reference
     assert served.answer({"op": "iterate", "id": 0})["error"]["type"] == "TypeError"   # a module does not iterate
+
+
+def test_the_students_code_may_call_the_judges_objects_only_on_the_thread_the_judge_called_it_on(
+        tmp_path: Path) -> None:
+    import threading
+
+    from lab.grading.remote import Remote, StudentEnd
+
+    end = StudentEnd(object(), tmp_path / "answer.py", io.BytesIO(), io.BytesIO())
+    clock = Remote(end.side, 0, "judge")          # as the student's end makes a proxy of the judge's clock
+    found: list[BaseException] = []
+
+    def elsewhere() -> None:
+        try:
+            clock()
+        except RuntimeError as error:
+            found.append(error)
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join(30)
+    assert found and "only be used on the thread the grader called your code on" in str(found[0])
+
+
+def test_an_exception_of_the_judges_object_comes_back_through_the_students_code_as_itself(tmp_path: Path) -> None:
+    """The judge's clock raises its own failure inside the student's call; when the student's code lets it through,
+    the judge gets that very exception back (its message written for the student), not a copy of another type."""
+
+    class Refusal(Exception):
+        pass
+
+    def clock() -> float:
+        raise Refusal("your bucket read the clock too often")
+
+    judge = Side("judge")
+    reference = judge.refer(clock)
+
+    class Answer:
+        """The student's code: reads the clock (through the judge) and lets whatever it raises through."""
+
+        def take(self) -> None:
+            student.reply_value(judge.answer({"op": "call", "id": reference["id"], "args": [], "kwargs":
+                                              encode({})}))
+
+    student = Side("student", Answer(), tmp_path / "answer.py")
+    reply = student.answer({"op": "call", "id": 0, "method": "take", "args": [], "kwargs": encode({})})
+    with pytest.raises(Refusal) as back:
+        judge.reply_value(reply)
+    assert str(back.value) == "your bucket read the clock too often"
