@@ -359,6 +359,13 @@ class Side:
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
         target = self.resolve({"id": request.get("id"), "owner": self.name})
+        if self.name == "judge" and (op != "call" or "method" in request):
+            # what the judge hands the student's code is a capability to call, nothing more: reading or setting an
+            # attribute would let it walk from a clock to its class, its module and everything the judge holds
+            # (and a request need not come from the proxy's methods: the student's code can write its own)
+            return {"error": {"type": "AttributeError", "builtins": ["AttributeError", "Exception"],
+                              "message": f"the grader's objects can only be called, not asked for {op!r}",
+                              "frames": []}}
         try:
             if op == "getattr":
                 return {"ok": self.encode(getattr(target, str(request["name"])))}

@@ -106,3 +106,14 @@ def test_a_file_that_cheats_in_its_own_process_fools_the_judge_inside_it_but_not
     assert EXERCISE.judge == "apart" and not apart.error and apart.score == earned < 1, [
         r.message for r in apart.results]
     assert inside.score > earned + 1, [(r.name, r.earned, r.message) for r in inside.results]
+
+
+def test_judged_apart_a_file_that_calls_the_graders_clock_without_end_still_meets_its_limits(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "GRADE_CPU_BUDGET_S", 6.0)
+    bucket = replace(find("09"), check_timeout_s=2.0)
+    report = grade(bucket, STUDENTS / "hostile" / "calls_the_clock_for_ever.py", seed=7, quick=True)
+    assert bucket.judge == "apart" and report.results and report.score == 0 and not report.error
+    for result in report.results:
+        assert result.message.startswith(("used 2 s of CPU without finishing", "the whole grade used its 6 s",
+                                          "not run: the whole grade used its 6 s")), result.message

@@ -195,3 +195,32 @@ def test_an_exception_of_the_judges_object_comes_back_through_the_students_code_
     with pytest.raises(Refusal) as back:
         judge.reply_value(reply)
     assert str(back.value) == "your bucket read the clock too often"
+
+
+@pytest.mark.parametrize("request_", [
+    {"op": "getattr", "name": "__class__"},
+    {"op": "getattr", "name": "now"},
+    {"op": "setattr", "name": "now", "value": 100.0},
+    {"op": "call", "method": "new_call", "args": [], "kwargs": {"$": "dict", "v": []}},
+    {"op": "iterate"},
+])
+def test_the_judges_objects_can_only_be_called_whatever_the_student_sends(request_: dict[str, Any]) -> None:
+    """A clock the judge hands the student's code must not lead to its class, its module or its counters: the
+    student's process can write any request it likes to the judge, not only the proxy's."""
+
+    class Clock:
+        now = 5.0
+
+        def __call__(self) -> float:
+            return self.now
+
+        def new_call(self) -> None:
+            raise AssertionError("reached the judge's method")
+
+    judge = Side("judge")
+    clock = Clock()
+    reference = judge.refer(clock)
+    reply = judge.answer({**request_, "id": reference["id"], "owner": "judge"})
+    assert reply["error"]["type"] == "AttributeError" and "can only be called" in reply["error"]["message"]
+    assert clock.now == 5.0
+    assert judge.answer({"op": "call", "id": reference["id"], "args": [], "kwargs": encode({})}) == {"ok": 5.0}
