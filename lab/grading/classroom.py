@@ -15,8 +15,8 @@ one at a time. Every answer that is not a grade is {"error": "..."} with a 4xx s
 What the key protects: an entry written or edited by anyone without it (a copy of the log brought back, an edit on
 disk) fails the export. During a grade the log and the key are among the files put back if the student's code
 changes them (`lab.grading.integrity`). The key file is readable by whatever runs as the server's user, and that
-includes the student's code during its grade: a submission can read the key and show it in its own report. So run
-the server under an account of its own, and keep the log where only that account writes.
+includes the student's code during its grade: a submission can read the key and show it in its own report, after
+which a consistent copy of the log can be forged elsewhere. The log on the server stays trustworthy: export there.
 """
 
 from __future__ import annotations
