@@ -1,6 +1,6 @@
 """The student's process when the judge runs apart (`judge = "apart"` in the catalogue): `python -P -m
 lab.grading.student_host SPEC` (JSON: exercise, path, limits, reference_allowed) lowers its limits, loads the
-student's file, says whether that worked, then answers the judge's requests (`lab.grading.remote.Served`) until its
+student's file, says whether that worked, then answers the judge's requests (`lab.grading.remote.StudentEnd`) until its
 input ends. No grader and no judging code runs here.
 
 The requests come on the original standard input and the replies go out on the original standard output, both moved
